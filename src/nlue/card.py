@@ -1,0 +1,251 @@
+"""The dataset card (README.md) of a built NLUE repo, from the registry and the build report.
+
+The YAML header is produced by huggingface_hub's DatasetCardData together with
+`datasets`' own MetadataConfigs / DatasetInfosDict, so it round-trips through both
+libraries; the body is generated from the task registry plus measured statistics.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import datasets
+from datasets.info import DatasetInfosDict
+from datasets.splits import SplitDict, SplitInfo
+from datasets.utils.metadata import MetadataConfigs
+from huggingface_hub import DatasetCard, DatasetCardData
+
+from nlue import __version__
+from nlue.features import task_features
+from nlue.normalize import __doc__ as NORMALIZATION_RULES
+from nlue.paper import PAPER_CITATION
+from nlue.tasks import TASK_NAMES, TaskSpec
+
+if TYPE_CHECKING:
+    from nlue.build import BuildOptions, ConfigReport
+
+logger = logging.getLogger(__name__)
+
+SAMPLE_BANNER = (
+    "> **This is the nlue SAMPLE data, not the NLUE benchmark.** Every item was written by "
+    "the nlue developers to try the tools end to end (a few dozen items per task). Scores on "
+    "it say nothing about a model's Nepali; build the real benchmark from the released NLUE "
+    "files with `nlue build --source <folder>`."
+)
+
+
+def size_category(rows: int) -> str:
+    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
+    for bound, label in bounds:
+        if rows < bound:
+            return label
+    return "1M<n<10M" if rows < 10_000_000 else "n>10M"
+
+
+def _card_data(configs: Mapping[str, ConfigReport], options: BuildOptions) -> DatasetCardData:
+    tasks = [cfg.task for cfg in configs.values()]
+    total = sum(s.kept for cfg in configs.values() for s in cfg.splits.values())
+    pretty = "NLUE: Nepali Language Understanding Evaluation" + (" (sample data)" if options.is_sample else "")
+    data = DatasetCardData(
+        language=["ne"],
+        license=options.license,
+        multilinguality="monolingual",
+        size_categories=[size_category(total)],
+        task_categories=sorted({t.hub_task_category for t in tasks}),
+        task_ids=sorted({t.hub_task_id for t in tasks}),
+        pretty_name=pretty,
+        tags=["nepali", "nlue", "benchmark"] + (["sample-data"] if options.is_sample else []),
+    )
+    default = next(name for name in TASK_NAMES if name in configs)
+    metadata_configs = MetadataConfigs(
+        {
+            name: {
+                "data_files": [
+                    {"split": split, "path": f"{name}/{split}-*.parquet"} for split in cfg.splits
+                ],
+                **({"default": True} if name == default else {}),
+            }
+            for name, cfg in configs.items()
+        }
+    )
+    metadata_configs.to_dataset_card_data(data)
+    infos = DatasetInfosDict()
+    for name, cfg in configs.items():
+        splits = SplitDict(dataset_name=options.name)
+        for split, report in cfg.splits.items():
+            splits.add(SplitInfo(name=split, num_bytes=report.num_bytes, num_examples=report.kept))
+        infos[name] = datasets.DatasetInfo(
+            features=task_features(cfg.task),
+            splits=splits,
+            config_name=name,
+            dataset_name=options.name,
+            dataset_size=sum(r.num_bytes for r in cfg.splits.values()),
+            download_size=cfg.download_size,
+        )
+    infos.to_dataset_card_data(data)
+    return data
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
+def _config_section(cfg: ConfigReport) -> str:
+    task = cfg.task
+    lines = [f"### `{task.name}`: {task.title}", "", task.description, ""]
+    lines += [
+        f"- **Category:** {task.category}",
+        f"- **Inputs:** {', '.join(f'`{f}`' for f in task.input_fields)}",
+        f"- **Label:** `{task.label_field}` - {task.label_notes}" if task.label_field else f"- {task.label_notes}",
+        f"- **Metrics:** {', '.join(task.metrics)} (primary: `{task.primary_metric}`)",
+        f"- **Domains (paper):** {', '.join(task.domains)}",
+        f"- **Sources (paper):** {'; '.join(task.sources)}",
+    ]
+    train = f"{task.paper_train_size:,}" if task.paper_train_size else "none (zero-shot)"
+    lines.append(f"- **Paper sizes:** train {train}, test {task.paper_test_size:,}, total {task.paper_total_size:,}")
+    best = task.paper_best_model()
+    if best:
+        lines.append(f"- **Best reported ({task.primary_metric}):** {best[0]}, {100 * best[1]:.2f}")
+    lines += ["", "| split | rows | " + ("label distribution | " if task.label_names else "") + "chars p50 / p95 |"]
+    lines.append("|---|---|" + ("---|" if task.label_names else "") + "---|")
+    for split, report in cfg.splits.items():
+        stats = report.stats
+        lengths = stats.length_percentiles() if stats else {}
+        first = task.text_fields[0]
+        length = f"{lengths[first]['p50']} / {lengths[first]['p95']} (`{first}`)" if first in lengths else "-"
+        cells = [split, str(report.kept)]
+        if task.label_names and stats:
+            cells.append(
+                ", ".join(
+                    f"{name} {stats.label_counts.get(i, 0)} ({_pct(stats.label_counts.get(i, 0), report.kept)})"
+                    for i, name in enumerate(task.label_names)
+                )
+            )
+        cells.append(length)
+        lines.append("| " + " | ".join(cells) + " |")
+    if task.class_balance:
+        balance = ", ".join(f"{name} {100 * share:.0f}%" for name, share in task.class_balance.items())
+        lines += ["", f"Class balance reported by the paper: {balance}."]
+    if task.problem_type == "mask_fill":
+        themes = cfg.splits["test"].stats.group_counts if "test" in cfg.splits and cfg.splits["test"].stats else {}
+        if themes:
+            lines += ["", "Items per thematic area: " + ", ".join(f"{k} {v}" for k, v in sorted(themes.items())) + "."]
+    return "\n".join(lines)
+
+
+def _processing_section(configs: Mapping[str, ConfigReport], options: BuildOptions) -> str:
+    rules = "\n".join(
+        line for line in (NORMALIZATION_RULES or "").splitlines() if line.startswith(("*", "  "))
+    )
+    lines = [
+        "## How it was built",
+        "",
+        f"Built by `nlue build` (nlue {__version__}) with seed {options.seed}. Each text field is normalised:",
+        "",
+        rules,
+        "",
+        "Rows that fail validation are left out and listed, with file, row, field and reason, in the "
+        "build's rejects file. Exact duplicates (same normalised inputs) are kept once; a validation or "
+        "test item whose inputs also occur in train (or a test item also in validation) is removed as "
+        "leakage. When a source has no validation split, a stratified "
+        f"{100 * options.validation_fraction:.0f}% of train is held out with the seed above.",
+        "",
+        "| config | split | read | kept | rejected | duplicates | leaked | dropped by label map |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, cfg in configs.items():
+        for split, r in cfg.splits.items():
+            read = "(carved from train)" if r.carved_from_train else str(r.read)
+            dropped = sum(r.dropped_by_label_map.values())
+            leaked = r.leaked_from_train + r.leaked_from_validation
+            lines.append(
+                f"| {name} | {split} | {read} | {r.kept} | {r.rejected} | {r.duplicates} | {leaked} | {dropped} |"
+            )
+    lines += ["", "Source files (SHA-256):", ""]
+    for name, cfg in configs.items():
+        for source in cfg.source_files:
+            lines.append(f"- `{name}/{source['file']}` `{source['sha256'][:16]}…`")
+    return "\n".join(lines)
+
+
+def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions) -> DatasetCard:
+    """The full dataset card for the built configs."""
+    data = _card_data(configs, options)
+    first = next(iter(configs))
+    repo = options.repo_id or options.name
+    overview = [
+        "| config | task | category | primary metric | " + " | ".join(("train", "validation", "test")) + " |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, cfg in configs.items():
+        t = cfg.task
+        sizes = [str(cfg.splits[s].kept) if s in cfg.splits else "-" for s in ("train", "validation", "test")]
+        overview.append(f"| `{name}` | {t.title} | {t.category} | {t.primary_metric} | " + " | ".join(sizes) + " |")
+    body = [
+        f"# {data.pretty_name}",
+        "",
+        *([SAMPLE_BANNER, ""] if options.is_sample else []),
+        "NLUE gathers twelve Nepali language-understanding tasks - single-sentence classification, "
+        "similarity and paraphrase, inference, and a zero-shot masked-word task (GMET) - with "
+        "train/validation/test splits, typed features and fixed label orders.",
+        "",
+        "\n".join(overview),
+        "",
+        "## Use",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        "",
+        f'ds = load_dataset("{repo}", "{first}")  # a Hub id or the local folder',
+        f'print(ds["train"].features)' if "train" in configs[first].splits else 'print(ds["test"].features)',
+        "```",
+        "",
+        "Score predictions with the `nlue` evaluate modules (`evaluate.load(\"nlue\", config)`); the "
+        "primary metric of a task is macro-F1 for classification, the mean of Pearson and Spearman "
+        "for `stsb`, and the GMET combined score for `gmet`.",
+        "",
+        "## Configs",
+        "",
+        "\n\n".join(_config_section(cfg) for cfg in configs.values()),
+        "",
+        _processing_section(configs, options),
+        "",
+        "## Limitations",
+        "",
+        "Most NLUE tasks were machine-translated from English datasets and checked on samples by "
+        "native speakers (the paper's appendices B-C): expect translationese, occasional label flips "
+        "and named entities spelled inconsistently. GMET answers are judged against listed acceptable "
+        "words; a correct synonym that is not listed counts as wrong unless judged by people."
+        + (" This sample data is far too small for any conclusion about a model." if options.is_sample else ""),
+        "",
+        "## License",
+        "",
+        f"`{options.license}`."
+        + (
+            " The sample items are written by the nlue developers and licensed with the project."
+            if options.is_sample
+            else " Check the licences of the source datasets listed above before redistribution."
+        ),
+        "",
+        "## Citation",
+        "",
+        "```bibtex",
+        PAPER_CITATION,
+        "```",
+        "",
+    ]
+    return DatasetCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(body))
+
+
+def write_dataset_card(repo_dir: Path, configs: Mapping[str, ConfigReport], options: BuildOptions) -> Path:
+    for cfg in configs.values():
+        cfg.download_size = sum((repo_dir / f).stat().st_size for s in cfg.splits.values() for f in s.files)
+    card = render_card(configs, options)
+    path = repo_dir / "README.md"
+    path.write_text(str(card), encoding="utf-8")
+    return path
+
+

@@ -1,0 +1,219 @@
+"""The `nlue` command line. Each sub-command is a thin layer over the library."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from nlue import __version__
+from nlue.errors import NlueError
+
+logger = logging.getLogger("nlue")
+
+EPILOG = """examples:
+  nlue tasks                                   the 12 configs of the registry
+  nlue build --out build                       build the embedded sample into build/nlue
+  nlue build --source raw/ --out build         build every <config>/<split>.<ext> under raw/
+  nlue build --task sa --train sent.csv --test sent_test.csv \\
+      --column-map text=review,label=sentiment --label-map=1=positive,-1=negative,0=drop --out build
+  nlue push build/nlue --repo-id me/nlue --dry-run
+  nlue quickstart --out build                  build the sample, summarise it, load it back
+"""
+
+
+def _add_tasks(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tasks", help="print the task registry", description="Print the NLUE task registry.")
+    p.add_argument("--json", action="store_true", help="print the full registry as JSON")
+    p.add_argument("--gmet-categories", action="store_true", help="list the 75 GMET categories by theme")
+    p.set_defaults(func=_cmd_tasks)
+
+
+def _add_build(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "build",
+        help="build a Hub-ready Parquet dataset repo with a card",
+        description=(
+            "Validate, normalise, de-duplicate and split source files into <out>/<name>/ "
+            "(Parquet per config and split, plus README.md card). With no source, builds the "
+            "embedded SAMPLE data. A report and a rejects file are written beside the repo."
+        ),
+    )
+    src = p.add_argument_group("sources (default: the embedded sample data)")
+    src.add_argument("--source", type=Path, help="folder of <config>/<split>.<csv|tsv|json|jsonl|parquet>")
+    src.add_argument("--task", help="build one config from the files given by --train/--validation/--test")
+    for split in ("train", "validation", "test"):
+        src.add_argument(f"--{split}", type=Path, action="append", metavar="FILE", help=f"{split} file (repeatable)")
+    src.add_argument("--configs", help="comma-separated configs to build from --source or the sample (default: all)")
+    maps = p.add_argument_group("other schemas (with --task)")
+    maps.add_argument("--column-map", default="", help="FIELD=COLUMN pairs, e.g. text=review,label=sentiment")
+    maps.add_argument(
+        "--label-map",
+        default="",
+        help="SOURCE=TARGET pairs; TARGET is a label name or id, or 'drop'. "
+        "Write --label-map=-1=negative,... when a key starts with '-'",
+    )
+    out = p.add_argument_group("output")
+    out.add_argument("--out", type=Path, required=True, help="folder that receives <name>/ and its report")
+    out.add_argument("--name", default="nlue", help="repo folder name (default: nlue)")
+    out.add_argument("--repo-id", help="Hub id shown in the card's examples (default: the folder name)")
+    out.add_argument("--license", help="license id for the card (default: apache-2.0 for the sample, else other)")
+    out.add_argument("--seed", type=int, default=42, help="seed for carving validation from train (default: 42)")
+    out.add_argument(
+        "--validation-fraction", type=float, default=0.1, help="share of train held out when a source has no validation"
+    )
+    out.add_argument("--max-shard-mb", type=float, default=256, help="Parquet shard size cap in MB (default: 256)")
+    out.add_argument("--strict", action="store_true", help="stop at the first bad row instead of rejecting it")
+    out.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_build)
+
+
+def _add_push(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "push",
+        help="publish a built dataset repo to the Hub",
+        description="Create the Hub dataset repo (if needed) and upload the folder. The token comes from "
+        "HF_TOKEN or `hf auth login` and is never printed.",
+    )
+    p.add_argument("folder", type=Path, help="the built repo folder, e.g. build/nlue")
+    p.add_argument("--repo-id", required=True, help="owner/name on the Hub")
+    p.add_argument("--private", action="store_true", help="create the repo private")
+    p.add_argument("--commit-message", default="Upload NLUE dataset built with nlue", help="commit message")
+    p.add_argument("--dry-run", action="store_true", help="list the files and card that would go up; upload nothing")
+    p.set_defaults(func=_cmd_push)
+
+
+def _add_quickstart(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "quickstart",
+        help="the main job on the embedded sample: build it, summarise it, load it back",
+        description="Build the embedded SAMPLE data into <out>/nlue, print its summary and load every "
+        "config back with datasets.load_dataset, checking label names against the registry.",
+    )
+    p.add_argument("--out", type=Path, default=Path("build"), help="output folder (default: build)")
+    p.set_defaults(func=_cmd_quickstart)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nlue",
+        description="nlue: the Nepali Language Understanding Evaluation (NLUE) benchmark on the Hugging Face stack.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"nlue {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_tasks(sub)
+    _add_build(sub)
+    _add_push(sub)
+    _add_quickstart(sub)
+    return parser
+
+
+# --- commands ---------------------------------------------------------------------------
+
+
+def _cmd_tasks(args: argparse.Namespace) -> int:
+    from nlue.registry_views import registry_as_dict, registry_table
+    from nlue.tasks import GMET_THEMES
+
+    if args.gmet_categories:
+        for theme, categories in GMET_THEMES.items():
+            print(f"{theme} ({len(categories)}): {', '.join(categories)}")
+    elif args.json:
+        print(json.dumps(registry_as_dict(), ensure_ascii=False, indent=2))
+    else:
+        print(registry_table())
+    return 0
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from nlue.build import BuildOptions, TaskSources, build_repo, task_sources_from_folder
+    from nlue.rows import FieldMapping, parse_pairs
+    from nlue.sample import sample_data_dir
+    from nlue.summary import build_summary
+    from nlue.tasks import get_task
+
+    split_files = {s: getattr(args, s) for s in ("train", "validation", "test") if getattr(args, s)}
+    configs = [c.strip() for c in args.configs.split(",") if c.strip()] if args.configs else None
+    if configs:
+        for name in configs:
+            get_task(name)
+    if args.task:
+        if args.source or configs:
+            raise NlueError("--task builds one config from --train/--validation/--test; do not combine it with "
+                            "--source or --configs")  # fmt: skip
+        if not split_files:
+            raise NlueError("--task needs at least one of --train, --validation, --test")
+        mapping = FieldMapping(parse_pairs(args.column_map, "--column-map"), parse_pairs(args.label_map, "--label-map"))
+        sources = [TaskSources(get_task(args.task), split_files, mapping)]
+        is_sample = False
+    else:
+        if split_files:
+            raise NlueError("--train/--validation/--test need --task")
+        if args.column_map or args.label_map:
+            raise NlueError("--column-map/--label-map apply to one config: use them with --task")
+        root = args.source or sample_data_dir()
+        is_sample = args.source is None
+        sources = task_sources_from_folder(root, configs)
+    options = BuildOptions(
+        name=args.name,
+        seed=args.seed,
+        validation_fraction=args.validation_fraction,
+        max_shard_bytes=int(args.max_shard_mb * 1024 * 1024),
+        strict=args.strict,
+        is_sample=is_sample,
+        license=args.license or ("apache-2.0" if is_sample else "other"),
+        repo_id=args.repo_id,
+        show_progress=not args.quiet,
+    )
+    result = build_repo(sources, args.out, options)
+    print(build_summary(result))
+    return 0
+
+
+def _cmd_push(args: argparse.Namespace) -> int:
+    from nlue.publish import plan_upload, push_folder
+
+    plan = plan_upload(args.folder, args.repo_id, "dataset", private=args.private)
+    print(plan.describe())
+    if args.dry_run:
+        card = (args.folder / "README.md").read_text(encoding="utf-8")
+        header = card.split("\n---\n", 1)[0] + "\n---"
+        print("\ncard header (README.md):\n" + header)
+        print("\ndry run: nothing was uploaded")
+        return 0
+    url = push_folder(plan, args.commit_message, dry_run=False)
+    print(f"uploaded: {url}")
+    return 0
+
+
+def _cmd_quickstart(args: argparse.Namespace) -> int:
+    from nlue.quickstart import run_quickstart
+
+    return run_quickstart(args.out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.func(args))
+    except NlueError as exc:
+        print(f"nlue {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # bad option values (maps, names) raised by the library
+        print(f"nlue {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Publishing a built folder (dataset repo, metric, model) to the Hugging Face Hub.
+
+The token comes from huggingface_hub's usual sources (``HF_TOKEN`` or ``hf auth
+login``); we never print it or write it anywhere. ``dry_run`` lists exactly what would
+be uploaded and touches no network.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from nlue.errors import NlueError
+
+logger = logging.getLogger(__name__)
+
+RepoType = Literal["dataset", "model", "space"]
+# Never upload build droppings, caches or our own staging folders.
+IGNORE_PATTERNS: tuple[str, ...] = (".*", "**/.*", "__pycache__/**", "**/__pycache__/**", "*.pyc")
+
+
+@dataclass(frozen=True)
+class UploadPlan:
+    repo_id: str
+    repo_type: RepoType
+    folder: Path
+    files: tuple[tuple[str, int], ...]  # (path in repo, size in bytes)
+    private: bool
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(size for _, size in self.files)
+
+    def describe(self) -> str:
+        lines = [
+            f"{'private ' if self.private else ''}{self.repo_type} repo {self.repo_id} "
+            f"<- {self.folder} ({len(self.files)} files, {self.total_bytes:,} bytes):"
+        ]
+        lines += [f"  {path}  ({size:,} bytes)" for path, size in self.files]
+        return "\n".join(lines)
+
+
+def _ignored(relative: Path) -> bool:
+    return any(part.startswith(".") or part == "__pycache__" for part in relative.parts) or relative.suffix == ".pyc"
+
+
+def plan_upload(folder: Path, repo_id: str, repo_type: RepoType, private: bool = False) -> UploadPlan:
+    """What :func:`push_folder` would upload, without any network access."""
+    if not folder.is_dir():
+        raise NlueError(f"{folder}: folder not found; build it first")
+    if not (folder / "README.md").is_file():
+        raise NlueError(f"{folder}: has no README.md card; refusing to publish a repo without a card")
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise NlueError(f"repo id {repo_id!r} should look like 'owner/name'")
+    entries = sorted(
+        (path.relative_to(folder).as_posix(), path.stat().st_size)
+        for path in folder.rglob("*")
+        if path.is_file() and not _ignored(path.relative_to(folder))
+    )
+    return UploadPlan(repo_id, repo_type, folder, tuple(entries), private)
+
+
+def push_folder(plan: UploadPlan, commit_message: str, dry_run: bool) -> str | None:
+    """Create the repo if needed and upload the planned folder; returns the commit URL."""
+    if dry_run:
+        logger.info("dry run: nothing uploaded")
+        return None
+    from huggingface_hub import HfApi  # imported here: a dry run needs no Hub client
+
+    api = HfApi()
+    api.create_repo(plan.repo_id, repo_type=plan.repo_type, private=plan.private, exist_ok=True)
+    info = api.upload_folder(
+        repo_id=plan.repo_id,
+        repo_type=plan.repo_type,
+        folder_path=str(plan.folder),
+        commit_message=commit_message,
+        ignore_patterns=list(IGNORE_PATTERNS),
+    )
+    return str(getattr(info, "commit_url", info))

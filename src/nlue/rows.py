@@ -1,0 +1,231 @@
+"""Turning one raw source record into one normalised, validated row of a config.
+
+Every problem is returned as a :class:`~nlue.errors.RowProblem` naming file, row and
+field; the builder writes those to the rejects file. Problems that make a whole file
+unusable (a missing column) raise :class:`~nlue.errors.SourceError` instead.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from nlue.errors import RowProblem, SourceError
+from nlue.normalize import normalize_answer, normalize_text
+from nlue.tasks import GMET_CATEGORY_THEME, MASK_PLACEHOLDER, STSB_SCORE_RANGE, WG_BLANK, TaskSpec
+
+DROP = "drop"
+_SHOWN_VALUE_CHARS = 80
+
+
+@dataclass(frozen=True)
+class FieldMapping:
+    """How a source in another schema maps onto the registry's schema.
+
+    ``columns`` maps a registry field to the source column that holds it; ``labels``
+    maps a raw source label (as text) to a registry label name or id, or to ``drop``.
+    """
+
+    columns: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def source_column(self, name: str) -> str:
+        return self.columns.get(name, name)
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A row left out on purpose by the label map (counted, not a rejection)."""
+
+    label: str
+
+
+def parse_pairs(text: str, option: str) -> dict[str, str]:
+    """Parse ``a=b,c=d`` as given to ``--column-map`` / ``--label-map``."""
+    pairs: dict[str, str] = {}
+    for chunk in filter(None, (c.strip() for c in text.split(","))):
+        key, sep, value = chunk.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ValueError(f"{option}: expected KEY=VALUE pairs separated by commas, got {chunk!r}")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def _shown(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= _SHOWN_VALUE_CHARS else text[: _SHOWN_VALUE_CHARS - 1] + "…"
+
+
+def _label_key(value: Any) -> str:
+    """The text form of a raw label, so 1, 1.0 and "1" all map alike."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+class RowConverter:
+    """Validates and normalises the records of one source file for one task."""
+
+    def __init__(self, task: TaskSpec, mapping: FieldMapping | None = None) -> None:
+        self.task = task
+        self.mapping = mapping or FieldMapping()
+        unknown = set(self.mapping.columns) - set(self.required_fields) - {"theme"}
+        if unknown:
+            raise ValueError(
+                f"--column-map names {', '.join(sorted(unknown))}, which task {task.name!r} "
+                f"does not have; its fields are {', '.join(self.required_fields)}"
+            )
+
+    @property
+    def required_fields(self) -> tuple[str, ...]:
+        if self.task.problem_type == "mask_fill":
+            return ("sentence", "category", "answers")
+        assert self.task.label_field is not None
+        return (*self.task.input_fields, self.task.label_field)
+
+    def check_columns(self, path: str, row: int, columns: Iterable[str]) -> None:
+        """Raise a SourceError naming the first registry field the source lacks."""
+        present = set(columns)
+        for name in self.required_fields:
+            column = self.mapping.source_column(name)
+            if column not in present:
+                mapped = f" (mapped from column {column!r})" if column != name else ""
+                raise SourceError(
+                    RowProblem(
+                        path, row, name,
+                        f"missing column{mapped}; task {self.task.name!r} needs "
+                        f"{', '.join(self.required_fields)}; the file has "
+                        f"{', '.join(sorted(present)) or 'no columns'} "
+                        "(use --column-map FIELD=COLUMN for another schema)",
+                    )
+                )  # fmt: skip
+
+    def convert(
+        self, path: str, row: int, record: Mapping[str, Any]
+    ) -> dict[str, Any] | RowProblem | Dropped:
+        """Return the normalised row, the reason it is rejected, or Dropped."""
+        out: dict[str, Any] = {}
+        text_fields = self.task.text_fields
+        for name in text_fields:
+            value = record.get(self.mapping.source_column(name))
+            if value is None:
+                return RowProblem(path, row, name, "missing value")
+            if not isinstance(value, str):
+                value = str(value)
+            text = normalize_text(value)
+            if not text:
+                return RowProblem(path, row, name, "empty text after normalisation", _shown(value))
+            out[name] = text
+        if self.task.problem_type == "mask_fill":
+            return self._convert_gmet(path, row, record, out)
+        if self.task.name == "wg" and out["sentence"].count(WG_BLANK) != 1:
+            return RowProblem(
+                path, row, "sentence",
+                f"expected exactly one blank {WG_BLANK!r}, found {out['sentence'].count(WG_BLANK)}",
+                _shown(out["sentence"]),
+            )  # fmt: skip
+        label_field = self.task.label_field
+        assert label_field is not None
+        raw = record.get(self.mapping.source_column(label_field))
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            return RowProblem(path, row, label_field, "missing label")
+        key = _label_key(raw)
+        if key in self.mapping.labels:
+            target = self.mapping.labels[key]
+            if target == DROP:
+                return Dropped(key)
+            raw = target
+        label = self._parse_score(raw) if self.task.problem_type == "regression" else self._parse_class(raw)
+        if isinstance(label, str):
+            return RowProblem(path, row, label_field, label, _shown(raw))
+        out[label_field] = label
+        return out
+
+    def _parse_score(self, raw: Any) -> float | str:
+        low, high = STSB_SCORE_RANGE
+        try:
+            score = float(raw)
+        except (TypeError, ValueError):
+            return f"expected a number from {low:g} to {high:g}"
+        if not math.isfinite(score) or not low <= score <= high:
+            return f"score outside {low:g}-{high:g}"
+        return score
+
+    def _parse_class(self, raw: Any) -> int | str:
+        key = _label_key(raw)
+        names = self.task.label_names
+        if key in self.task.label2id:
+            return self.task.label2id[key]
+        try:
+            number = int(key)
+        except ValueError:
+            number = None
+        if self.task.name == "wg":
+            # Sources (and the paper) give the answer as 1 or 2: the correct option.
+            if number in (1, 2):
+                return number - 1
+            return "expected answer 1 or 2 (the correct option), or option1/option2"
+        if number is not None and 0 <= number < len(names):
+            return number
+        expected = ", ".join(f"{i}={n}" for i, n in enumerate(names))
+        return f"unknown label; expected one of {expected} (id or name), or map it with --label-map"
+
+    def _convert_gmet(
+        self, path: str, row: int, record: Mapping[str, Any], out: dict[str, Any]
+    ) -> dict[str, Any] | RowProblem:
+        sentence = out["sentence"]
+        masks = sentence.count(MASK_PLACEHOLDER)
+        if masks != 1:
+            return RowProblem(
+                path,
+                row,
+                "sentence",
+                f"expected exactly one {MASK_PLACEHOLDER}, found {masks}",
+                _shown(sentence),
+            )
+        category = normalize_text(str(record.get(self.mapping.source_column("category")) or ""))
+        if category not in GMET_CATEGORY_THEME:
+            return RowProblem(
+                path, row, "category",
+                "unknown GMET category; expected one of the 75 listed by `nlue tasks --gmet-categories`",
+                _shown(category),
+            )  # fmt: skip
+        theme = GMET_CATEGORY_THEME[category]
+        given_theme = record.get(self.mapping.source_column("theme"))
+        if given_theme not in (None, "") and normalize_text(str(given_theme)) != theme:
+            return RowProblem(
+                path, row, "theme", f"category {category!r} belongs to theme {theme!r}", _shown(given_theme)
+            )
+        answers = _parse_answers(record.get(self.mapping.source_column("answers")))
+        if isinstance(answers, str):
+            return RowProblem(path, row, "answers", answers)
+        out.update(category=category, theme=theme, answers=answers)
+        return out
+
+
+def _parse_answers(raw: Any) -> list[str] | str:
+    """Answers as a list, a JSON list in text, or text separated by ``|``."""
+    if raw is None:
+        return "missing answers"
+    if isinstance(raw, str):
+        text = raw.strip()
+        if text.startswith("["):
+            try:
+                raw = json.loads(text)
+            except json.JSONDecodeError:
+                return "answers look like a JSON list but do not parse"
+        else:
+            raw = text.split("|")
+    if not isinstance(raw, (list, tuple)):
+        return "expected a list of acceptable words"
+    words: list[str] = []
+    for item in raw:
+        word = normalize_answer(str(item))
+        if word and word not in words:
+            words.append(word)
+    if not words:
+        return "empty answers list; give at least one acceptable word"
+    return words

@@ -1,0 +1,175 @@
+"""Streaming readers for the source formats the builder accepts.
+
+Each reader yields ``(row_number, record)`` with 1-based data row numbers (the header
+of a CSV/TSV is not a row), so that every later message can name the row. Files are
+loaded whole where the format allows it: CSV/TSV/JSONL are read line by line and Parquet
+batch by batch. A JSON array is one value and is parsed at once, so large sources
+should be JSONL.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from nlue.errors import RowProblem, SourceError
+
+SUPPORTED_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".json", ".jsonl", ".parquet")
+
+# Bytes that are not valid UTF-8 come back as lone surrogates under "surrogateescape".
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+
+Record = dict[str, Any]
+
+# CSV cells may be long (whole passages); lift the csv module's 128 KiB default.
+csv.field_size_limit(2**30)
+
+
+def source_format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise SourceError(
+            RowProblem(
+                str(path), 0, "(file)",
+                f"unsupported file type {suffix!r}; expected one of {', '.join(SUPPORTED_SUFFIXES)}",
+            )
+        )  # fmt: skip
+    return suffix[1:]
+
+
+def _check_encoding(path: Path, row: int, record: Record) -> None:
+    for field, value in record.items():
+        if isinstance(value, str) and _UNDECODABLE.search(value):
+            bad = _UNDECODABLE.search(value)
+            assert bad is not None
+            byte = ord(bad.group(0)) - 0xDC00
+            raise SourceError(
+                RowProblem(
+                    str(path), row, str(field),
+                    f"not valid UTF-8 (byte 0x{byte:02x} at character {bad.start()}); "
+                    "save the file as UTF-8",
+                )
+            )  # fmt: skip
+        if isinstance(field, str) and _UNDECODABLE.search(field):
+            raise SourceError(RowProblem(str(path), row, "(header)", "column name is not valid UTF-8"))
+
+
+def _read_delimited(path: Path, delimiter: str) -> Iterator[tuple[int, Record]]:
+    with path.open("r", encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
+        reader = csv.reader(handle, delimiter=delimiter)
+        try:
+            header = next(reader)
+        except StopIteration:
+            return
+        _check_encoding(path, 0, dict.fromkeys(header, ""))
+        width = len(header)
+        for row_number, cells in enumerate(reader, start=1):
+            if not cells:  # a blank line is not a row
+                continue
+            if len(cells) != width:
+                raise SourceError(
+                    RowProblem(
+                        str(path), row_number, "(row)",
+                        f"has {len(cells)} cells but the header has {width}; "
+                        "check quoting and the delimiter",
+                    )
+                )  # fmt: skip
+            record = dict(zip(header, cells, strict=True))
+            _check_encoding(path, row_number, record)
+            yield row_number, record
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, Record]]:
+    with path.open("r", encoding="utf-8-sig", errors="surrogateescape") as handle:
+        row_number = 0
+        for line in handle:
+            if not line.strip():
+                continue
+            row_number += 1
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise SourceError(
+                    RowProblem(str(path), row_number, "(row)", f"not valid JSON: {exc.msg}")
+                ) from None
+            if not isinstance(record, dict):
+                raise SourceError(
+                    RowProblem(str(path), row_number, "(row)", "expected a JSON object per line")
+                )
+            _check_encoding(path, row_number, record)
+            yield row_number, record
+
+
+def _read_json(path: Path) -> Iterator[tuple[int, Record]]:
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SourceError(
+            RowProblem(
+                str(path), 0, "(file)",
+                f"not valid UTF-8 at line {line} (byte 0x{raw[exc.start]:02x}); save it as UTF-8",
+            )
+        ) from None  # fmt: skip
+    if not text.strip():
+        return
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SourceError(
+            RowProblem(str(path), 0, "(file)", f"not valid JSON at line {exc.lineno}: {exc.msg}")
+        ) from None
+    if isinstance(data, dict) and isinstance(data.get("data"), list):
+        data = data["data"]  # the {"data": [...]} layout some exporters write
+    if not isinstance(data, list):
+        raise SourceError(
+            RowProblem(str(path), 0, "(file)", "expected a JSON array of objects (or use JSONL)")
+        )
+    for row_number, record in enumerate(data, start=1):
+        if not isinstance(record, dict):
+            raise SourceError(RowProblem(str(path), row_number, "(row)", "expected a JSON object"))
+        yield row_number, record
+
+
+def _read_parquet(path: Path) -> Iterator[tuple[int, Record]]:
+    try:
+        parquet = pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow raises several types for a corrupt file
+        raise SourceError(RowProblem(str(path), 0, "(file)", f"not a readable Parquet file: {exc}")) from None
+    row_number = 0
+    for batch in parquet.iter_batches(batch_size=8192):
+        for record in batch.to_pylist():
+            row_number += 1
+            yield row_number, record
+
+
+def read_records(path: Path) -> Iterator[tuple[int, Record]]:
+    """Yield ``(row_number, record)`` from a CSV, TSV, JSON, JSONL or Parquet file."""
+    if not path.is_file():
+        raise SourceError(RowProblem(str(path), 0, "(file)", "file not found"))
+    fmt = source_format(path)
+    if fmt == "csv":
+        yield from _read_delimited(path, ",")
+    elif fmt == "tsv":
+        yield from _read_delimited(path, "\t")
+    elif fmt == "jsonl":
+        yield from _read_jsonl(path)
+    elif fmt == "json":
+        yield from _read_json(path)
+    else:
+        yield from _read_parquet(path)
+
+
+def source_columns(path: Path) -> list[str] | None:
+    """Column names of a file without reading its rows (None when unknown up front)."""
+    fmt = source_format(path)
+    if fmt == "parquet":
+        return list(pq.ParquetFile(path).schema_arrow.names)
+    return None

@@ -1,0 +1,42 @@
+"""Human-readable summary of a build, printed by `nlue build` and `nlue quickstart`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nlue.build import BuildResult
+
+
+def build_summary(result: BuildResult) -> str:
+    header = ("config", "train", "validation", "test", "rejected", "duplicates", "leaked", "label-map drops")
+    rows = [header]
+    for name, cfg in result.configs.items():
+        splits = cfg.splits
+
+        def count(split: str, splits: dict = splits) -> str:
+            return str(splits[split].kept) if split in splits else "-"
+
+        rows.append(
+            (
+                name,
+                count("train"),
+                count("validation") + (" (carved)" if splits.get("validation") and splits["validation"].carved_from_train else ""),
+                count("test"),
+                str(sum(r.rejected for r in splits.values())),
+                str(sum(r.duplicates for r in splits.values())),
+                str(sum(r.leaked_from_train + r.leaked_from_validation for r in splits.values())),
+                str(sum(sum(r.dropped_by_label_map.values()) for r in splits.values())),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))) for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines += [
+        "",
+        f"dataset repo : {result.repo_dir}",
+        f"card         : {result.repo_dir / 'README.md'}",
+        f"build report : {result.report_path}",
+        f"rejected rows: {result.rejects} (listed in {result.rejects_path})",
+    ]
+    return "\n".join(lines)
