@@ -132,9 +132,7 @@ def discover_sources(root: Path) -> dict[str, dict[str, list[Path]]]:
     found: dict[str, dict[str, list[Path]]] = {}
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
         if folder.name not in TASK_NAMES:
-            raise NlueError(
-                f"{folder}: not an NLUE config; folders must be named one of {', '.join(TASK_NAMES)}"
-            )
+            raise NlueError(f"{folder}: not an NLUE config; folders must be named one of {', '.join(TASK_NAMES)}")
         splits: dict[str, list[Path]] = {}
         for path in sorted(folder.iterdir()):
             if path.name.startswith((".", "_")) or path.is_dir():
@@ -186,9 +184,7 @@ class _ConfigBuilder:
         self.rejects_written = 0
         self.features = task_features(self.task)
         self.converter = RowConverter(self.task, sources.mapping)
-        self.input_keys = (
-            ("sentence",) if self.task.problem_type == "mask_fill" else tuple(self.task.input_fields)
-        )
+        self.input_keys = ("sentence",) if self.task.problem_type == "mask_fill" else tuple(self.task.input_fields)
         self.label_field = self.task.label_field
 
     def build(self) -> ConfigReport:
@@ -350,7 +346,7 @@ class _ConfigBuilder:
 
     def _stratum(self, row: dict[str, Any]) -> int:
         if self.task.problem_type == "regression":
-            return int(round(float(row[self.label_field])))  # score bands 0..5
+            return round(float(row[self.label_field]))  # score bands 0..5
         return int(row[self.label_field])
 
 
@@ -360,7 +356,7 @@ def _stratified_holdout(strata: np.ndarray, fraction: float, seed: int) -> np.nd
     rng = np.random.default_rng(seed)
     for value in np.unique(strata):
         positions = np.flatnonzero(strata == value)
-        count = int(round(fraction * len(positions)))
+        count = round(fraction * len(positions))
         if count == 0 and len(positions) >= 2 and fraction > 0:
             count = 1
         mask[rng.permutation(positions)[:count]] = True

@@ -22,7 +22,7 @@ from nlue import __version__
 from nlue.features import task_features
 from nlue.normalize import __doc__ as NORMALIZATION_RULES
 from nlue.paper import PAPER_CITATION
-from nlue.tasks import TASK_NAMES, TaskSpec
+from nlue.tasks import TASK_NAMES
 
 if TYPE_CHECKING:
     from nlue.build import BuildOptions, ConfigReport
@@ -63,9 +63,7 @@ def _card_data(configs: Mapping[str, ConfigReport], options: BuildOptions) -> Da
     metadata_configs = MetadataConfigs(
         {
             name: {
-                "data_files": [
-                    {"split": split, "path": f"{name}/{split}-*.parquet"} for split in cfg.splits
-                ],
+                "data_files": [{"split": split, "path": f"{name}/{split}-*.parquet"} for split in cfg.splits],
                 **({"default": True} if name == default else {}),
             }
             for name, cfg in configs.items()
@@ -137,9 +135,7 @@ def _config_section(cfg: ConfigReport) -> str:
 
 
 def _processing_section(configs: Mapping[str, ConfigReport], options: BuildOptions) -> str:
-    rules = "\n".join(
-        line for line in (NORMALIZATION_RULES or "").splitlines() if line.startswith(("*", "  "))
-    )
+    rules = "\n".join(line for line in (NORMALIZATION_RULES or "").splitlines() if line.startswith(("*", "  ")))
     lines = [
         "## How it was built",
         "",
@@ -200,10 +196,10 @@ def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions) -> D
         "from datasets import load_dataset",
         "",
         f'ds = load_dataset("{repo}", "{first}")  # a Hub id or the local folder',
-        f'print(ds["train"].features)' if "train" in configs[first].splits else 'print(ds["test"].features)',
+        'print(ds["train"].features)' if "train" in configs[first].splits else 'print(ds["test"].features)',
         "```",
         "",
-        "Score predictions with the `nlue` evaluate modules (`evaluate.load(\"nlue\", config)`); the "
+        'Score predictions with the `nlue` evaluate modules (`evaluate.load("nlue", config)`); the '
         "primary metric of a task is macro-F1 for classification, the mean of Pearson and Spearman "
         "for `stsb`, and the GMET combined score for `gmet`.",
         "",
@@ -247,5 +243,3 @@ def write_dataset_card(repo_dir: Path, configs: Mapping[str, ConfigReport], opti
     path = repo_dir / "README.md"
     path.write_text(str(card), encoding="utf-8")
     return path
-
-

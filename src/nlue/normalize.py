@@ -51,7 +51,5 @@ def normalize_answer(word: str) -> str:
 
 # Punctuation that may cling to a predicted word: ASCII and Unicode punctuation, dandas.
 _ANSWER_STRIP = "".join(
-    chr(c)
-    for c in range(0x20, 0x3000)
-    if unicodedata.category(chr(c)).startswith(("P", "Z")) or chr(c) in "।॥"
+    chr(c) for c in range(0x20, 0x3000) if unicodedata.category(chr(c)).startswith(("P", "Z")) or chr(c) in "।॥"
 )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, fields
+from types import MappingProxyType
 from typing import Any
 
 from nlue.tasks import TASKS
@@ -18,14 +19,18 @@ def _size(n: int | None) -> str:
 
 
 def registry_as_dict() -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, task in TASKS.items():
-        entry = asdict(task)
-        entry["class_balance"] = dict(task.class_balance)
-        entry["paper_results"] = {m: dict(s) for m, s in task.paper_results.items()}
-        entry["paper_best_hparams"] = {m: asdict(h) for m, h in task.paper_best_hparams.items()}
-        out[name] = entry
-    return out
+    """The registry as plain JSON-ready data (what `nlue tasks --json` prints)."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, MappingProxyType | dict):
+            return {k: plain(v) for k, v in value.items()}
+        if isinstance(value, tuple):
+            return [plain(v) for v in value]
+        if hasattr(value, "__dataclass_fields__"):
+            return asdict(value)
+        return value
+
+    return {name: {f.name: plain(getattr(task, f.name)) for f in fields(task)} for name, task in TASKS.items()}
 
 
 def registry_table() -> str:

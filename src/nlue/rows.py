@@ -103,9 +103,7 @@ class RowConverter:
                     )
                 )  # fmt: skip
 
-    def convert(
-        self, path: str, row: int, record: Mapping[str, Any]
-    ) -> dict[str, Any] | RowProblem | Dropped:
+    def convert(self, path: str, row: int, record: Mapping[str, Any]) -> dict[str, Any] | RowProblem | Dropped:
         """Return the normalised row, the reason it is rejected, or Dropped."""
         out: dict[str, Any] = {}
         text_fields = self.task.text_fields

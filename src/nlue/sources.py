@@ -95,13 +95,9 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, Record]]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise SourceError(
-                    RowProblem(str(path), row_number, "(row)", f"not valid JSON: {exc.msg}")
-                ) from None
+                raise SourceError(RowProblem(str(path), row_number, "(row)", f"not valid JSON: {exc.msg}")) from None
             if not isinstance(record, dict):
-                raise SourceError(
-                    RowProblem(str(path), row_number, "(row)", "expected a JSON object per line")
-                )
+                raise SourceError(RowProblem(str(path), row_number, "(row)", "expected a JSON object per line"))
             _check_encoding(path, row_number, record)
             yield row_number, record
 
@@ -129,9 +125,7 @@ def _read_json(path: Path) -> Iterator[tuple[int, Record]]:
     if isinstance(data, dict) and isinstance(data.get("data"), list):
         data = data["data"]  # the {"data": [...]} layout some exporters write
     if not isinstance(data, list):
-        raise SourceError(
-            RowProblem(str(path), 0, "(file)", "expected a JSON array of objects (or use JSONL)")
-        )
+        raise SourceError(RowProblem(str(path), 0, "(file)", "expected a JSON array of objects (or use JSONL)"))
     for row_number, record in enumerate(data, start=1):
         if not isinstance(record, dict):
             raise SourceError(RowProblem(str(path), row_number, "(row)", "expected a JSON object"))

@@ -21,7 +21,8 @@ def build_summary(result: BuildResult) -> str:
             (
                 name,
                 count("train"),
-                count("validation") + (" (carved)" if splits.get("validation") and splits["validation"].carved_from_train else ""),
+                count("validation")
+                + (" (carved)" if splits.get("validation") and splits["validation"].carved_from_train else ""),
                 count("test"),
                 str(sum(r.rejected for r in splits.values())),
                 str(sum(r.duplicates for r in splits.values())),
@@ -30,7 +31,10 @@ def build_summary(result: BuildResult) -> str:
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))) for row in rows]
+    lines = [
+        "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+        for row in rows
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     lines += [
         "",

@@ -1,0 +1,69 @@
+"""Shared fixtures: one build of the embedded sample per test session, small source files."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import pytest
+
+from nlue.build import BuildOptions, BuildResult, build_repo, task_sources_from_folder
+from nlue.sample import sample_data_dir
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may reach the Hub."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def sample_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
+    out = tmp_path_factory.mktemp("sample-build")
+    options = BuildOptions(is_sample=True, license="apache-2.0", show_progress=False)
+    return build_repo(task_sources_from_folder(sample_data_dir()), out, options)
+
+
+def _write_csv(path: Path, header: list[str], rows: Iterable[Iterable[object]], delimiter: str = ",") -> Path:
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, delimiter=delimiter)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def _write_jsonl(path: Path, records: Iterable[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def write_csv() -> Callable[..., Path]:
+    return _write_csv
+
+
+@pytest.fixture
+def write_jsonl() -> Callable[..., Path]:
+    return _write_jsonl
+
+
+# Short Nepali sentences of our own for synthetic sources.
+SENTENCES = [
+    "आजको खाना एकदमै मीठो थियो।",
+    "बस समयमै आइपुगेन।",
+    "नयाँ पुस्तक पढ्दा रमाइलो लाग्यो।",
+    "बजारमा तरकारी महँगो भयो।",
+    "विद्यालयको नतिजा राम्रो आयो।",
+    "सडकमा धेरै धुलो उडिरहेको छ।",
+    "चलचित्रको कथा कमजोर थियो।",
+    "गाउँमा नयाँ पुल बन्यो।",
+    "पसलेले राम्रो व्यवहार गरे।",
+    "हिजो रातभरि पानी पर्‍यो।",
+    "अस्पतालमा लामो लाइन थियो।",
+    "खेलमा हाम्रो टोलीले जित्यो।",
+]

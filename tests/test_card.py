@@ -1,0 +1,63 @@
+"""The dataset card: YAML that round-trips through both libraries, a body from the registry."""
+
+from __future__ import annotations
+
+import yaml
+from datasets.info import DatasetInfosDict
+from datasets.utils.metadata import MetadataConfigs
+from huggingface_hub import DatasetCard
+
+from nlue.card import SAMPLE_BANNER, size_category
+from nlue.tasks import TASK_NAMES, TASKS
+
+
+def _card(sample_build) -> DatasetCard:
+    return DatasetCard.load(sample_build.repo_dir / "README.md")
+
+
+def test_yaml_round_trips_through_huggingface_hub(sample_build) -> None:
+    card = _card(sample_build)
+    data = card.data
+    assert data.language == ["ne"] and data.license == "apache-2.0"
+    assert data.size_categories == ["n<1K"]
+    assert set(data.task_categories) == {"text-classification", "fill-mask"}
+    assert set(data.task_ids) == {t.hub_task_id for t in TASKS.values()}
+    assert "sample data" in data.pretty_name
+    again = DatasetCard(f"---\n{data.to_yaml()}\n---\n{card.text}")
+    assert yaml.safe_load(again.data.to_yaml()) == yaml.safe_load(data.to_yaml())
+
+
+def test_yaml_round_trips_through_datasets(sample_build) -> None:
+    data = _card(sample_build).data
+    configs = MetadataConfigs.from_dataset_card_data(data)
+    assert sorted(configs) == sorted(TASK_NAMES)
+    assert [name for name, cfg in configs.items() if cfg.get("default")] == ["sa"]
+    infos = DatasetInfosDict.from_dataset_card_data(data)
+    for name, task in TASKS.items():
+        info = infos[name]
+        assert tuple(info.splits) == task.splits
+        if task.label_names:
+            assert tuple(info.features[task.label_field].names) == task.label_names
+        report = sample_build.configs[name]
+        for split, split_info in info.splits.items():
+            assert split_info.num_examples == report.splits[split].kept
+
+
+def test_body_is_generated_from_registry_and_measurements(sample_build) -> None:
+    text = _card(sample_build).text
+    assert SAMPLE_BANNER in text
+    for name, task in TASKS.items():
+        assert f"### `{name}`: {task.title}" in text
+        assert task.description in text
+        assert f"{task.paper_test_size:,}" in text
+    assert "negative 15 (50.0%), positive 15 (50.0%)" in text  # measured sa train distribution
+    assert "unacceptable 9 (30.0%), acceptable 21 (70.0%)" in text
+    assert "arXiv:2411.19244" in text and "Unicode NFC" in text
+    assert "More Information Needed" not in text
+    assert "Items per thematic area:" in text
+
+
+def test_size_category_bounds() -> None:
+    assert size_category(999) == "n<1K"
+    assert size_category(1000) == "1K<n<10K"
+    assert size_category(2_000_000) == "1M<n<10M"

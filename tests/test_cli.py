@@ -1,0 +1,88 @@
+"""The `nlue` command line: help, tasks, push dry run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from nlue.cli import main
+from nlue.tasks import TASK_NAMES
+
+
+def test_help_reads_well() -> None:
+    done = subprocess.run([sys.executable, "-m", "nlue.cli", "--help"], capture_output=True, text=True, check=True)
+    for command in ("tasks", "build", "push", "quickstart"):
+        assert command in done.stdout
+    assert "examples:" in done.stdout
+
+
+def test_tasks_prints_the_registry(capsys) -> None:
+    assert main(["tasks"]) == 0
+    out = capsys.readouterr().out
+    for name in TASK_NAMES:
+        assert f"\n{name} " in out
+    assert "entailment, neutral, contradiction" in out
+
+
+def test_tasks_json_and_categories(capsys) -> None:
+    assert main(["tasks", "--json"]) == 0
+    registry = json.loads(capsys.readouterr().out)
+    assert list(registry) == list(TASK_NAMES)
+    assert registry["mnli"]["label_names"] == ["entailment", "neutral", "contradiction"]
+    assert main(["tasks", "--gmet-categories"]) == 0
+    assert "Nepal Specific (3): Geography of Nepal" in capsys.readouterr().out
+
+
+def test_push_dry_run_lists_exact_files_and_card(sample_build, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_token_value")
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("a dry run must not reach the Hub")
+
+    monkeypatch.setattr("huggingface_hub.HfApi.create_repo", no_network)
+    monkeypatch.setattr("huggingface_hub.HfApi.upload_folder", no_network)
+    repo = sample_build.repo_dir
+    assert main(["push", str(repo), "--repo-id", "someone/nlue", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    files = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if p.is_file())
+    plan = out.split("card header", 1)[0]
+    listed = [line.split()[0] for line in plan.splitlines() if line.startswith("  ")]
+    assert listed == files
+    assert "dataset repo someone/nlue" in out and "card header (README.md):" in out
+    assert "config_name: qnli" in out and "nothing was uploaded" in out
+    assert "hf_secret_token_value" not in out
+
+
+def test_push_refuses_bad_repo_id_and_missing_card(tmp_path, capsys) -> None:
+    (tmp_path / "repo").mkdir()
+    assert main(["push", str(tmp_path / "repo"), "--repo-id", "x/y", "--dry-run"]) == 2
+    assert "has no README.md card" in capsys.readouterr().err
+    (tmp_path / "repo" / "README.md").write_text("---\n---\n", encoding="utf-8")
+    assert main(["push", str(tmp_path / "repo"), "--repo-id", "nlue", "--dry-run"]) == 2
+    assert "should look like 'owner/name'" in capsys.readouterr().err
+
+
+def test_build_argument_errors(tmp_path, capsys) -> None:
+    assert main(["build", "--task", "sa", "--out", str(tmp_path)]) == 2
+    assert "--task needs at least one of --train" in capsys.readouterr().err
+    assert main(["build", "--configs", "sa,squad", "--out", str(tmp_path)]) == 2
+    assert "unknown NLUE task 'squad'" in capsys.readouterr().err
+
+
+def test_publish_script_dry_run(tmp_path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "dataset_scripts" / "publish_nlue.py"
+    spec = importlib.util.spec_from_file_location("publish_nlue", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    code = module.main(["--out", str(tmp_path / "b"), "--repo-id", "org/nlue", "--dry-run"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "dataset repo org/nlue" in out and "gmet/test-00000-of-00001.parquet" in out
+    card = (tmp_path / "b" / "nlue" / "README.md").read_text(encoding="utf-8")
+    assert 'load_dataset("org/nlue", "sa")' in card
