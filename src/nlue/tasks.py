@@ -136,12 +136,10 @@ class TaskSpec:
 
     def paper_primary_score(self, model: str) -> float | None:
         """The paper's reported primary metric (0-1) for ``model`` on this task, if any."""
+        from nlue.scoring.nlue_score import primary_score  # scoring imports the registry
+
         scores = self.paper_results.get(model)
-        if not scores:
-            return None
-        if self.primary_metric == "pearson_spearman_mean":
-            return round((scores["pearson"] + scores["spearman"]) / 2, 6)
-        return scores.get(self.primary_metric)
+        return primary_score(self.name, scores) if scores else None
 
     def paper_best_model(self) -> tuple[str, float] | None:
         """The paper's best model on this task by the primary metric."""

@@ -1,0 +1,99 @@
+"""What the evaluate modules under ``metrics/`` need from the package, kept in one place.
+
+* which task a config name means (a clear error for a wrong or missing one);
+* the input features of each kind of task, so that the ``nlue`` module's ``gmet`` config
+  and the ``gmet_combined`` module cannot drift apart;
+* the shared text describing the bootstrap arguments;
+* where the module folders live, to load them offline by path.
+
+``evaluate.load("gmet_combined")`` with a bare name resolves a folder of that name in the
+current directory, and otherwise asks the Hub's canonical ``evaluate-metric``
+organisation, where these modules do not live. Loading by folder path works anywhere and
+offline; :func:`metric_path` finds that folder in a source checkout or an editable
+install, where ``metrics/`` sits beside ``src/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import datasets
+
+from nlue.tasks import TASK_NAMES, TaskSpec, get_task
+
+METRIC_MODULES: tuple[str, ...] = ("nlue", "gmet_combined", "macro_f1", "r_squared")
+
+_METRICS_DIR = Path(__file__).resolve().parents[3] / "metrics"
+
+BOOTSTRAP_ARGS_DOC = """\
+    bootstrap_resamples (`int`, *optional*): number of percentile-bootstrap resamples of the
+        items. When given, every metric `m` is followed by `m_ci_low` and `m_ci_high`. Default
+        `None`: no intervals. 1,000 is a sound choice.
+    confidence_level (`float`): coverage of the interval, between 0 and 1. Default 0.95.
+    seed (`int`): seed of the resampling, so that an interval can be reproduced. Default 0."""
+
+
+def task_for_config(config_name: str, module: str = "nlue") -> TaskSpec:
+    """The registry task a module config names, or a ValueError listing the valid configs."""
+    if config_name in ("default", None):
+        raise ValueError(
+            f"the {module} metric needs a task as config name, e.g. evaluate.load({module!r}, 'qnli'); "
+            f"expected one of: {', '.join(TASK_NAMES)}"
+        )
+    return get_task(config_name)
+
+
+def classification_config(config_name: str) -> str | None:
+    """The task a ``macro_f1`` config names (None for evaluate's "default", i.e. no config)."""
+    if config_name in ("default", None):
+        return None
+    valid = [name for name in TASK_NAMES if get_task(name).is_classification]
+    if config_name not in valid:
+        raise ValueError(
+            f"unknown config {config_name!r} for macro_f1: give no config, or a classification task: {', '.join(valid)}"
+        )
+    return config_name
+
+
+def task_features(spec: TaskSpec) -> datasets.Features | list[datasets.Features]:
+    """Input features of a task's scorer (several alternatives for GMET's two input forms)."""
+    if spec.problem_type == "classification":
+        return datasets.Features({"predictions": datasets.Value("int64"), "references": datasets.Value("int64")})
+    if spec.problem_type == "regression":
+        # float64: similarity scores keep every digit the model produced.
+        return datasets.Features({"predictions": datasets.Value("float64"), "references": datasets.Value("float64")})
+    return gmet_features()
+
+
+def gmet_features() -> list[datasets.Features]:
+    """GMET inputs: predicted words with answer lists, or predicted words with 0/1 human judgments."""
+    word, category = datasets.Value("string"), datasets.Value("string")
+    return [
+        datasets.Features(
+            {"predictions": word, "references": datasets.Sequence(datasets.Value("string")), "categories": category}
+        ),
+        datasets.Features({"predictions": word, "references": datasets.Value("int64"), "categories": category}),
+    ]
+
+
+def input_format(spec: TaskSpec) -> str | None:
+    """NumPy arrays for flat numeric inputs; Python lists where references are nested (GMET)."""
+    return None if spec.problem_type == "mask_fill" else "numpy"
+
+
+def metric_path(name: str) -> str:
+    """The folder of the evaluate module ``name``, to pass to ``evaluate.load``.
+
+    Raises ValueError for an unknown name and FileNotFoundError when the package was
+    installed without its source tree (a wheel ships no ``metrics/`` folder).
+    """
+    if name not in METRIC_MODULES:
+        raise ValueError(f"unknown NLUE metric module {name!r}; expected one of: {', '.join(METRIC_MODULES)}")
+    folder = _METRICS_DIR / name
+    if not (folder / f"{name}.py").is_file():
+        raise FileNotFoundError(
+            f"no metric folder at {folder}: the metric modules ship with the nlue source tree, not the wheel. "
+            f"Clone the repository (or install it editable), or load the published module from the Hub "
+            f"with evaluate.load('<org>/{name}')"
+        )
+    return str(folder)

@@ -1,0 +1,144 @@
+"""Score predictions for a task named in the registry: the entry points the metric modules call.
+
+The registry (:mod:`nlue.tasks`) decides how a task is scored: its problem type picks
+the scorer, its label ids are the classes macro-F1 averages over, and its metric names
+are the keys of the result. Every function here returns plain Python floats (nested
+dicts only for per-category GMET accuracy), each metric optionally followed by its
+``<metric>_ci_low`` / ``<metric>_ci_high`` bootstrap interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from nlue.scoring.bootstrap import DEFAULT_CONFIDENCE_LEVEL, DEFAULT_SEED, scores_with_intervals
+from nlue.scoring.classification import classification_problem, observed_labels
+from nlue.scoring.gmet import category_accuracy, gmet_correctness, gmet_problem
+from nlue.scoring.problem import ScoringProblem
+from nlue.scoring.regression import regression_problem
+from nlue.scoring.significance import DEFAULT_TEST_RESAMPLES, PairedComparison, TestMethod, paired_test
+from nlue.tasks import get_task
+
+
+def build_problem(
+    task: str, predictions: Any, references: Any, categories: Sequence[str] | None = None
+) -> tuple[ScoringProblem, tuple[str, ...]]:
+    """Validate inputs for ``task`` and return its scoring problem (plus GMET category names)."""
+    spec = get_task(task)
+    if categories is not None and spec.problem_type != "mask_fill":
+        raise ValueError(f"categories apply to GMET only; task {task!r} takes predictions and references alone")
+    if spec.problem_type == "classification":
+        return classification_problem(predictions, references, range(spec.num_labels), f"task {task!r}"), ()
+    if spec.problem_type == "regression":
+        return regression_problem(predictions, references), ()
+    return gmet_problem(categories, gmet_references_to_correctness(predictions, references))
+
+
+def gmet_references_to_correctness(predictions: Any, references: Any) -> np.ndarray:
+    """GMET references are either each item's acceptable answers or a 0/1 human judgment of the prediction."""
+    if references is None:
+        raise ValueError("GMET needs references: each item's acceptable answers, or a 0/1 judgment per item")
+    items = list(references)
+    is_list = [not isinstance(item, str) and isinstance(item, Sequence | np.ndarray) for item in items]
+    if all(is_list):
+        return gmet_correctness(list(predictions), items, None)
+    if not any(is_list):
+        return gmet_correctness(list(predictions), None, items)
+    raise ValueError("GMET references mix answer lists and judgments; use one form for every item")
+
+
+def score_task(
+    task: str,
+    predictions: Any,
+    references: Any,
+    *,
+    categories: Sequence[str] | None = None,
+    bootstrap_resamples: int | None = None,
+    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL,
+    seed: int | None = DEFAULT_SEED,
+) -> dict[str, Any]:
+    """Every metric of a registry task, as the NLUE paper reports it.
+
+    Args:
+        task: a name from :data:`nlue.tasks.TASK_NAMES`.
+        predictions: label ids (classification), scores (stsb) or predicted words (gmet).
+        references: gold label ids, gold scores, or for gmet either each item's list of
+            acceptable words or a 0/1 human judgment of each prediction.
+        categories: gmet only, the category of each item.
+        bootstrap_resamples: when given, add a percentile-bootstrap interval to every metric.
+        confidence_level: coverage of those intervals.
+        seed: seed of the resampling.
+
+    Returns:
+        classification: accuracy, macro_f1; stsb: pearson, spearman, pearson_spearman_mean,
+        r2; gmet: accuracy, equality, combined, sigma and the dict category_accuracy. Each
+        float metric ``m`` is followed by ``m_ci_low`` and ``m_ci_high`` when resampling.
+    """
+    problem, category_names = build_problem(task, predictions, references, categories)
+    scores: dict[str, Any] = scores_with_intervals(problem, None, bootstrap_resamples, confidence_level, seed)
+    if category_names:
+        scores["category_accuracy"] = category_accuracy(problem, category_names)
+    return scores
+
+
+def score_macro_f1(
+    predictions: Any,
+    references: Any,
+    *,
+    task: str | None = None,
+    labels: Sequence[int] | None = None,
+    bootstrap_resamples: int | None = None,
+    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL,
+    seed: int | None = DEFAULT_SEED,
+) -> dict[str, float]:
+    """Macro-F1 over the labels of an NLUE ``task``, over explicit ``labels``, or else over the ids seen."""
+    if task is not None:
+        spec = get_task(task)
+        if not spec.is_classification:
+            raise ValueError(f"task {task!r} is not a classification task; macro-F1 needs class labels")
+        if labels is not None and list(labels) != list(range(spec.num_labels)):
+            raise ValueError(
+                f"labels {list(labels)} disagree with task {task!r}, whose ids are 0..{spec.num_labels - 1}"
+            )
+        labels, owner = list(range(spec.num_labels)), f"task {task!r}"
+    elif labels is not None:
+        owner = "the given labels"
+    else:
+        labels, owner = observed_labels(predictions, references), "the labels seen"
+    problem = classification_problem(predictions, references, labels, owner)
+    return scores_with_intervals(problem, ("macro_f1",), bootstrap_resamples, confidence_level, seed)
+
+
+def score_r_squared(
+    predictions: Any,
+    references: Any,
+    *,
+    bootstrap_resamples: int | None = None,
+    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL,
+    seed: int | None = DEFAULT_SEED,
+) -> dict[str, float]:
+    """R² of raw predicted scores against reference scores."""
+    problem = regression_problem(predictions, references, ("r2",))
+    return scores_with_intervals(problem, None, bootstrap_resamples, confidence_level, seed)
+
+
+def compare_systems(
+    task: str,
+    predictions_a: Any,
+    predictions_b: Any,
+    references: Any,
+    *,
+    categories: Sequence[str] | None = None,
+    metric: str | None = None,
+    method: TestMethod = "permutation",
+    resamples: int = DEFAULT_TEST_RESAMPLES,
+    seed: int | None = 0,
+) -> PairedComparison:
+    """Paired significance test of two systems on the same items of ``task`` (default: its primary metric)."""
+    problem_a, _ = build_problem(task, predictions_a, references, categories)
+    problem_b, _ = build_problem(task, predictions_b, references, categories)
+    chosen = metric or get_task(task).primary_metric
+    return paired_test(problem_a, problem_b, chosen, method=method, resamples=resamples, seed=seed)
