@@ -8,6 +8,8 @@ libraries; the body is generated from the task registry plus measured statistics
 from __future__ import annotations
 
 import logging
+import statistics
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -91,6 +93,13 @@ def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "-"
 
 
+def _score_summary(counts: Counter[float]) -> str:
+    scores = list(counts.elements())
+    if not scores:
+        return "-"
+    return f"{min(scores):.1f} / {statistics.median(scores):.2f} / {max(scores):.1f}"
+
+
 def _config_section(cfg: ConfigReport) -> str:
     task = cfg.task
     lines = [f"### `{task.name}`: {task.title}", "", task.description, ""]
@@ -107,8 +116,11 @@ def _config_section(cfg: ConfigReport) -> str:
     best = task.paper_best_model()
     if best:
         lines.append(f"- **Best reported ({task.primary_metric}):** {best[0]}, {100 * best[1]:.2f}")
-    lines += ["", "| split | rows | " + ("label distribution | " if task.label_names else "") + "chars p50 / p95 |"]
-    lines.append("|---|---|" + ("---|" if task.label_names else "") + "---|")
+    extra = (
+        "label distribution | " if task.label_names else ("score min / median / max | " if task.num_labels == 1 else "")
+    )
+    lines += ["", "| split | rows | " + extra + "chars p50 / p95 |"]
+    lines.append("|---|---|" + ("---|" if extra else "") + "---|")
     for split, report in cfg.splits.items():
         stats = report.stats
         lengths = stats.length_percentiles() if stats else {}
@@ -122,6 +134,8 @@ def _config_section(cfg: ConfigReport) -> str:
                     for i, name in enumerate(task.label_names)
                 )
             )
+        if task.problem_type == "regression" and stats:
+            cells.append(_score_summary(stats.label_counts))
         cells.append(length)
         lines.append("| " + " | ".join(cells) + " |")
     if task.class_balance:

@@ -86,6 +86,25 @@ def _add_push(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_push)
 
 
+def _add_evaluate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "evaluate",
+        help="score a fine-tuned checkpoint (or a folder of per-task checkpoints) and print the NLUE score",
+        description="Score a checkpoint on NLUE test sets with bootstrap intervals; write one results file per "
+        "task and print the NLUE score (mean primary metric), naming tasks that are missing.",
+    )
+    p.add_argument("--model", required=True, help="checkpoint folder, Hub id, LoRA adapter, or folder of <task>/")
+    p.add_argument("--task", default="all", help="comma-separated configs, or all (default)")
+    p.add_argument("--dataset", help="built NLUE dataset (Hub id or folder); default: the embedded sample")
+    p.add_argument("--split", default="test", help="split to score (default: test)")
+    p.add_argument("--results-dir", type=Path, default=Path("results"), help="where results files go")
+    p.add_argument("--name", help="name of the model in the results folder (default: from --model)")
+    p.add_argument("--batch-size", type=int, default=64, help="inference batch size")
+    p.add_argument("--bootstrap-resamples", type=int, default=1000, help="resamples for 95%% intervals (0: none)")
+    p.add_argument("--seed", type=int, default=42, help="bootstrap seed")
+    p.set_defaults(func=_cmd_evaluate)
+
+
 def _add_quickstart(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "quickstart",
@@ -94,6 +113,7 @@ def _add_quickstart(sub: argparse._SubParsersAction) -> None:
         "config back with datasets.load_dataset, checking label names against the registry.",
     )
     p.add_argument("--out", type=Path, default=Path("build"), help="output folder (default: build)")
+    p.add_argument("--no-train", action="store_true", help="only build and load the data; train no baselines")
     p.set_defaults(func=_cmd_quickstart)
 
 
@@ -110,6 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tasks(sub)
     _add_build(sub)
     _add_push(sub)
+    _add_hf_commands(sub)
+    _add_evaluate(sub)
     _add_quickstart(sub)
     return parser
 
@@ -192,13 +214,46 @@ def _cmd_push(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from nlue.training.evaluation import run_evaluation
+
+    tasks = [t.strip() for t in args.task.split(",") if t.strip()]
+    summary = run_evaluation(
+        args.model, tasks, args.dataset, args.split, args.results_dir, args.batch_size,
+        args.bootstrap_resamples, args.seed, args.name,
+    )  # fmt: skip
+    for task, score in summary["task_scores"].items():
+        print(f"{task:<6} {score:.4f}")
+    for task, reason in summary["skipped"].items():
+        print(f"{task:<6} skipped: {reason.split(';')[0]}")
+    score = summary["score"]
+    state = "complete" if summary["complete"] else f"INCOMPLETE, missing: {', '.join(summary['missing'])}"
+    print(f"NLUE score: {'-' if score is None else f'{score:.4f}'} ({state})")
+    return 0
+
+
 def _cmd_quickstart(args: argparse.Namespace) -> int:
     from nlue.quickstart import run_quickstart
 
-    return run_quickstart(args.out)
+    return run_quickstart(args.out, train=not args.no_train)
+
+
+# Sub-commands whose arguments are dataclasses parsed by transformers' HfArgumentParser.
+HF_ARGUMENT_COMMANDS = ("train", "search")
+
+
+def _add_hf_commands(sub: argparse._SubParsersAction) -> None:
+    # Listed here for `nlue --help`; their own parser (HfArgumentParser) takes over in main().
+    sub.add_parser("train", help="fine-tune an encoder on a task (Trainer; presets or LoRA); `nlue train --help`")
+    sub.add_parser("search", help="grid search with k-fold cross-validation, then train and test; `nlue search --help`")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in HF_ARGUMENT_COMMANDS:
+        from nlue.training.cli import run_hf_command
+
+        return run_hf_command(argv[0], argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

@@ -7,6 +7,7 @@ be uploaded and touches no network.
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +18,6 @@ from nlue.errors import NlueError
 logger = logging.getLogger(__name__)
 
 RepoType = Literal["dataset", "model", "space"]
-# Never upload build droppings, caches or our own staging folders.
-IGNORE_PATTERNS: tuple[str, ...] = (".*", "**/.*", "__pycache__/**", "**/__pycache__/**", "*.pyc")
 
 
 @dataclass(frozen=True)
@@ -42,8 +41,15 @@ class UploadPlan:
         return "\n".join(lines)
 
 
-def _ignored(relative: Path) -> bool:
-    return any(part.startswith(".") or part == "__pycache__" for part in relative.parts) or relative.suffix == ".pyc"
+# Trainer checkpoints are resumable training state, not part of the published model.
+MODEL_IGNORE_DIRS: tuple[str, ...] = ("checkpoint-*", "search", "runs")
+
+
+def _ignored(relative: Path, ignore_dirs: tuple[str, ...] = ()) -> bool:
+    parts = relative.parts
+    if any(part.startswith(".") or part == "__pycache__" for part in parts) or relative.suffix == ".pyc":
+        return True
+    return len(parts) > 1 and any(fnmatch.fnmatch(parts[0], pattern) for pattern in ignore_dirs)
 
 
 def plan_upload(folder: Path, repo_id: str, repo_type: RepoType, private: bool = False) -> UploadPlan:
@@ -57,7 +63,7 @@ def plan_upload(folder: Path, repo_id: str, repo_type: RepoType, private: bool =
     entries = sorted(
         (path.relative_to(folder).as_posix(), path.stat().st_size)
         for path in folder.rglob("*")
-        if path.is_file() and not _ignored(path.relative_to(folder))
+        if path.is_file() and not _ignored(path.relative_to(folder), MODEL_IGNORE_DIRS if repo_type == "model" else ())
     )
     return UploadPlan(repo_id, repo_type, folder, tuple(entries), private)
 
@@ -76,6 +82,6 @@ def push_folder(plan: UploadPlan, commit_message: str, dry_run: bool) -> str | N
         repo_type=plan.repo_type,
         folder_path=str(plan.folder),
         commit_message=commit_message,
-        ignore_patterns=list(IGNORE_PATTERNS),
+        allow_patterns=[path for path, _ in plan.files],  # exactly what the plan (and a dry run) lists
     )
     return str(getattr(info, "commit_url", info))

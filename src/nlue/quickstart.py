@@ -18,6 +18,7 @@ def load_and_check(repo_dir: Path) -> list[str]:
     """Load every config with `datasets.load_dataset`; check features against the registry."""
     import datasets
 
+    datasets.disable_progress_bars()  # twelve small configs: the bars would drown the summary
     lines = []
     for name, task in TASKS.items():
         ds = datasets.load_dataset(str(repo_dir), name)
@@ -30,14 +31,49 @@ def load_and_check(repo_dir: Path) -> list[str]:
     return lines
 
 
-def run_quickstart(out: Path) -> int:
-    print("Building the embedded SAMPLE data (written by the nlue developers; not the NLUE benchmark)...")
-    options = BuildOptions(is_sample=True, license="apache-2.0")
+def _silence_libraries() -> None:
+    """Keep the main job's output to our own summary: library progress bars and load reports off."""
+    import datasets
+    import transformers
+
+    datasets.disable_progress_bars()
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    logging.getLogger("nlue").setLevel(logging.WARNING)
+
+
+def print_scores(results: dict) -> None:
+    from nlue.scoring import nlue_score
+
+    print(f"  {'task':<6} {'primary metric':<22} {'score':>6}  95% CI")
+    for task, result in results.items():
+        name = result.primary_metric
+        low, high = result.metrics.get(f"{name}_ci_low"), result.metrics.get(f"{name}_ci_high")
+        ci = f"{low:.3f}-{high:.3f}" if low is not None and high is not None else "-"
+        print(f"  {task:<6} {name:<22} {result.primary_score:>6.3f}  {ci}")
+    summary = nlue_score({t: r.metrics for t, r in results.items()})
+    missing = f" (missing: {', '.join(summary.missing)})" if summary.missing else ""
+    print(f"  NLUE score over {len(summary.task_scores)} tasks: {summary.score:.3f}{missing}")
+
+
+def run_quickstart(out: Path, train: bool = True) -> int:
+    """Build the sample benchmark, load it back, train and score the baselines, and say what to open next."""
+    from nlue.baselines import BASELINE_NAME, train_baselines
+
+    _silence_libraries()
+    print("1/3 Building the embedded SAMPLE data (written by the nlue developers; not the NLUE benchmark)...")
+    options = BuildOptions(is_sample=True, license="apache-2.0", show_progress=False)
     result = build_repo(task_sources_from_folder(sample_data_dir()), out, options)
     print(build_summary(result))
-    print("\nLoading every config back with datasets.load_dataset (offline, from the folder):")
+    print("\n2/3 Loading every config back with datasets.load_dataset (offline, from the folder):")
     for line in load_and_check(result.repo_dir):
         print("  " + line)
-    print(f"\nDone. Read the card at {result.repo_dir / 'README.md'}; publish with "
-          f"`nlue push {result.repo_dir} --repo-id <you>/nlue --dry-run`.")  # fmt: skip
+    results_dir = out / "results"
+    if train:
+        print(f"\n3/3 Training and scoring the {BASELINE_NAME} on every task (a 4-layer model trained from "
+              "scratch on the sample; a floor, not a Nepali model)...")  # fmt: skip
+        results = train_baselines(str(result.repo_dir), out / "models", results_dir)
+        print_scores(results)
+    print(f"\nDone. Card: {result.repo_dir / 'README.md'}. Results: {results_dir}/.")
+    print(f"Publish the dataset with `nlue push {result.repo_dir} --repo-id <you>/nlue --dry-run`.")
     return 0

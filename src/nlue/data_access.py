@@ -1,0 +1,60 @@
+"""Loading a config of a built NLUE dataset repo: a Hub id, a local folder, or the sample.
+
+With no dataset given, the embedded SAMPLE data is built once into a cache folder
+(``$NLUE_CACHE`` or ``~/.cache/nlue``), keyed by a hash of the sample files so that an
+edited sample is rebuilt, and loaded from there. Nothing is downloaded for the sample.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from pathlib import Path
+
+import datasets
+
+from nlue.build import BuildOptions, build_repo, task_sources_from_folder
+from nlue.sample import sample_data_dir
+from nlue.tasks import TaskSpec
+
+logger = logging.getLogger(__name__)
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("NLUE_CACHE", Path.home() / ".cache" / "nlue"))
+
+
+def _sample_fingerprint() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(sample_data_dir().rglob("*.jsonl")):
+        digest.update(path.relative_to(sample_data_dir()).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def sample_repo() -> Path:
+    """The built sample repo, building it on first use."""
+    out = cache_dir() / f"sample-{_sample_fingerprint()}"
+    repo = out / "nlue"
+    if not (repo / "README.md").is_file():
+        logger.info("building the embedded sample data into %s", repo)
+        options = BuildOptions(is_sample=True, license="apache-2.0", show_progress=False)
+        build_repo(task_sources_from_folder(sample_data_dir()), out, options)
+    return repo
+
+
+def resolve_dataset(dataset: str | None) -> str:
+    """The path or Hub id to hand to ``load_dataset`` (the sample repo when ``dataset`` is None)."""
+    return str(sample_repo()) if dataset in (None, "", "sample") else str(dataset)
+
+
+def load_task(dataset: str | None, task: TaskSpec) -> datasets.DatasetDict:
+    """All splits of ``task`` from ``dataset`` (Hub id, local path, or None for the sample)."""
+    source = resolve_dataset(dataset)
+    logger.info("loading %s / %s", source, task.name)
+    return datasets.load_dataset(source, task.name)
+
+
+def is_sample(dataset: str | None) -> bool:
+    return dataset in (None, "", "sample")

@@ -1,0 +1,127 @@
+"""The results file format shared by the trainers, the GMET evaluator, baselines and the leaderboard.
+
+One JSON file per (model, task) run, under ``<results_dir>/<model slug>/<task>.json``.
+Written atomically (temporary file, then rename) so that a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import re
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from nlue.scoring.nlue_score import primary_score
+from nlue.tasks import get_task
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+_PACKAGES = ("nlue", "torch", "transformers", "datasets", "evaluate", "peft", "accelerate", "huggingface_hub")
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def model_slug(name_or_path: str) -> str:
+    """A folder name for a model id or path: `org/model` -> `org__model`."""
+    text = str(name_or_path).rstrip("/")
+    if os.path.isdir(text):
+        text = Path(text).name
+    return re.sub(r"[^A-Za-z0-9._-]+", "__", text).strip("_") or "model"
+
+
+@dataclass
+class RunResult:
+    """One model scored on one task."""
+
+    task: str
+    model: str  # Hub id or path of the scored model
+    kind: str  # "fine-tune", "zero-shot", "baseline"
+    metrics: dict[str, float]  # test metrics, plain floats on a 0-1 scale, with *_ci_low/_ci_high when bootstrapped
+    primary_metric: str = ""
+    primary_score: float | None = None
+    base_model: str | None = None
+    dataset: dict[str, Any] = field(default_factory=dict)  # id, config, split, is_sample
+    preset: str | None = None
+    lora: dict[str, Any] | None = None
+    hyperparameters: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    validation_metrics: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    paper_reference: dict[str, Any] | None = None
+    notes: str = ""
+    versions: dict[str, str] = field(default_factory=package_versions)
+    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        spec = get_task(self.task)
+        self.primary_metric = self.primary_metric or spec.primary_metric
+        if self.primary_score is None:
+            self.primary_score = primary_from_metrics(self.task, self.metrics)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def primary_from_metrics(task: str, metrics: Mapping[str, float]) -> float | None:
+    """The task's primary score from a metrics dict, or None when the metrics lack it."""
+    try:
+        return primary_score(task, metrics)
+    except ValueError:
+        return None
+
+
+def write_json_atomic(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, ensure_ascii=False, indent=2)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_result(result: RunResult, results_dir: Path, name: str | None = None) -> Path:
+    """Write ``result`` to ``<results_dir>/<model slug>/<task>.json`` and return the path."""
+    path = Path(results_dir) / (name or model_slug(result.model)) / f"{result.task}.json"
+    write_json_atomic(path, result.to_dict())
+    logger.info("wrote %s", path)
+    return path
+
+
+def read_results(results_dir: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Every readable results file under ``results_dir``; unreadable ones are logged and skipped."""
+    root = Path(results_dir)
+    if not root.is_dir():
+        return
+    for path in sorted(root.rglob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            logger.warning("skipping unreadable results file %s: %s", path, exc)
+            continue
+        if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION or "task" not in data:
+            logger.warning("skipping %s: not an nlue results file (schema_version %s)", path, SCHEMA_VERSION)
+            continue
+        yield path, data

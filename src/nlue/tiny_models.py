@@ -1,0 +1,138 @@
+"""Small encoders built locally, with no download: for tests, benchmarks and the offline main job.
+
+A tokenizer is trained on the embedded sample corpus with `tokenizers`, and a model of
+the requested architecture family is created from a small config with random weights.
+Nothing here is a pretrained Nepali model: scores of these models are baselines only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Literal
+
+from nlue.sample import sample_data_dir
+from nlue.tasks import TASKS
+
+Family = Literal["bert", "roberta", "deberta-v2", "distilbert"]
+FAMILIES: tuple[Family, ...] = ("bert", "roberta", "deberta-v2", "distilbert")
+
+
+def sample_corpus() -> Iterator[str]:
+    """Every text field and GMET answer of the embedded sample data."""
+    for task in TASKS.values():
+        for split in task.splits:
+            path = sample_data_dir() / task.name / f"{split}.jsonl"
+            for line in path.read_text(encoding="utf-8").splitlines():
+                record = json.loads(line)
+                for name in task.text_fields:
+                    yield record[name].replace("[MASK]", " ")
+                yield from record.get("answers", [])
+
+
+def train_tokenizer(family: Family, texts: Iterable[str] | None = None, vocab_size: int = 2000):
+    """A fast tokenizer with the special tokens of ``family`` (WordPiece or byte-level BPE)."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    corpus = list(texts if texts is not None else sample_corpus())
+    if family in ("bert", "distilbert"):
+        specials = {"unk": "[UNK]", "sep": "[SEP]", "pad": "[PAD]", "cls": "[CLS]", "mask": "[MASK]"}
+        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        tok.normalizer = normalizers.NFC()
+        tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation()])
+        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=list(specials.values()))
+        tok.train_from_iterator(corpus, trainer)
+        cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
+        )
+        tok.decoder = decoders.WordPiece()
+    else:
+        specials = {"bos": "<s>", "pad": "<pad>", "eos": "</s>", "unk": "<unk>", "mask": "<mask>"}
+        tok = Tokenizer(models.BPE(unk_token="<unk>"))
+        tok.normalizer = normalizers.NFC()
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size,
+            special_tokens=list(specials.values()),
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        )
+        tok.train_from_iterator(corpus, trainer)
+        tok.post_processor = processors.RobertaProcessing(
+            ("</s>", tok.token_to_id("</s>")), ("<s>", tok.token_to_id("<s>"))
+        )
+        tok.decoder = decoders.ByteLevel()
+        specials = {**specials, "cls": "<s>", "sep": "</s>"}
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, **{f"{k}_token": v for k, v in specials.items()}, model_max_length=128
+    )
+
+
+def tiny_config(family: Family, vocab_size: int, tokenizer=None, **overrides):
+    """A small config of ``family``: 4 layers, hidden size 32, so presets have layers to choose from."""
+    from transformers import AutoConfig
+
+    common = {"vocab_size": vocab_size, **overrides}
+    model_type = {"bert": "bert", "roberta": "roberta", "deberta-v2": "deberta-v2", "distilbert": "distilbert"}[family]
+    if family == "distilbert":
+        sizes = {"dim": 32, "n_layers": 4, "n_heads": 2, "hidden_dim": 64, "max_position_embeddings": 130}
+    else:
+        sizes = {
+            "hidden_size": 32,
+            "num_hidden_layers": 4,
+            "num_attention_heads": 2,
+            "intermediate_size": 64,
+            "max_position_embeddings": 130,
+        }
+    if tokenizer is not None:
+        common["pad_token_id"] = tokenizer.pad_token_id
+        if family == "roberta":
+            common.update(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    if family == "deberta-v2":
+        sizes.update(relative_attention=True, pos_att_type=["p2c", "c2p"], position_biased_input=False)
+    if family == "roberta":
+        sizes["type_vocab_size"] = 1
+    return AutoConfig.for_model(model_type, **sizes, **common)
+
+
+def save_tiny_classifier(
+    out: Path, family: Family = "bert", task: str = "sa", seed: int = 0, vocab_size: int = 2000
+) -> Path:
+    """Write a randomly initialised tiny classifier for ``task`` (with tokenizer) to ``out``."""
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    spec = TASKS[task]
+    tokenizer = train_tokenizer(family, vocab_size=vocab_size)
+    config = tiny_config(
+        family,
+        len(tokenizer),
+        tokenizer,
+        num_labels=spec.num_labels,
+        id2label=spec.id2label if spec.is_classification else {0: "score"},
+        label2id=spec.label2id if spec.is_classification else {"score": 0},
+        problem_type="regression" if spec.num_labels == 1 else "single_label_classification",
+    )
+    torch.manual_seed(seed)
+    model = AutoModelForSequenceClassification.from_config(config)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def save_tiny_encoder(out: Path, family: Family = "bert", seed: int = 0, vocab_size: int = 2000) -> Path:
+    """Write a randomly initialised tiny masked LM (a base checkpoint with no task head) to ``out``."""
+    import torch
+    from transformers import AutoModelForMaskedLM
+
+    tokenizer = train_tokenizer(family, vocab_size=vocab_size)
+    config = tiny_config(family, len(tokenizer), tokenizer)
+    torch.manual_seed(seed)
+    model = AutoModelForMaskedLM.from_config(config)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out

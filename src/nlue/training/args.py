@@ -1,0 +1,115 @@
+"""Arguments of the fine-tuning recipe, as dataclasses with help text.
+
+Parsed by transformers' HfArgumentParser from the command line or from a JSON/YAML
+file (``nlue train args.yaml``). The defaults follow the NLUE paper's protocol: up to
+15 epochs, evaluation every epoch, early stopping after 3 epochs without a better
+validation loss, and the best checkpoint restored before the final evaluation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from transformers import TrainingArguments
+
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(
+        metadata={
+            "help": "Encoder to fine-tune: a Hub id or a local folder (any AutoModelForSequenceClassification).",
+            "aliases": ["--model"],
+        }
+    )
+    tokenizer_name: str | None = field(default=None, metadata={"help": "Tokenizer, if not the model's own."})
+    preset: str = field(
+        default="VII",
+        metadata={"help": "Parameter subset that trains, I (head only) .. VIII; see trainers/README.md."},
+    )
+    trust_remote_code: bool = field(
+        default=False, metadata={"help": "Allow model code from the Hub repo (off: only transformers' own code runs)."}
+    )
+
+
+@dataclass
+class DataArguments:
+    task: str = field(metadata={"help": "NLUE config to train on (see `nlue tasks`); gmet is zero-shot only."})
+    dataset: str | None = field(
+        default=None,
+        metadata={"help": "Built NLUE dataset: a Hub id or a local folder. Default: the embedded sample data."},
+    )
+    max_seq_length: int = field(default=128, metadata={"help": "Longest tokenized input; longer inputs are cut."})
+    max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training rows."})
+    max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N validation/test rows."})
+
+
+@dataclass
+class LoraArguments:
+    lora: bool = field(default=False, metadata={"help": "Train LoRA adapters (peft) instead of a parameter preset."})
+    lora_r: int = field(default=8, metadata={"help": "LoRA rank."})
+    lora_alpha: int = field(default=16, metadata={"help": "LoRA scaling alpha."})
+    lora_dropout: float = field(default=0.1, metadata={"help": "Dropout on the LoRA path."})
+    lora_target_modules: str | None = field(
+        default=None,
+        metadata={"help": "Comma-separated module names to adapt (default: the attention projections of the family)."},
+    )
+    merge: bool = field(default=False, metadata={"help": "Also write merged full weights to <output_dir>/merged."})
+
+
+@dataclass
+class RecipeArguments:
+    paper_hparams: str | None = field(
+        default=None,
+        metadata={
+            "help": "Use the paper's best preset, learning rate, epochs and batch size for this task and the named "
+            "paper model (e.g. 'XLM-R Base'), or 'auto' to match the model id against the registry."
+        },
+    )
+    early_stopping_patience: int = field(
+        default=3, metadata={"help": "Stop after this many evaluations without a lower validation loss (0: never)."}
+    )
+    precision: str = field(
+        default="auto",
+        metadata={"help": "auto (bf16 on CUDA that supports it, else fp16 on CUDA, else fp32), fp32, bf16, fp16."},
+    )
+    results_dir: str = field(default="results", metadata={"help": "Folder that receives the results JSON."})
+    results_name: str | None = field(
+        default=None,
+        metadata={"help": "Model name in the results folder and leaderboard (default: the Hub id or output folder)."},
+    )
+    results_kind: str = field(
+        default="fine-tune", metadata={"help": "Kind of run shown on the leaderboard: fine-tune or baseline."}
+    )
+    bootstrap_resamples: int = field(
+        default=1000, metadata={"help": "Bootstrap resamples for the test metrics' 95% intervals (0: none)."}
+    )
+    resume: bool = field(
+        default=True, metadata={"help": "Resume from the newest checkpoint in output_dir when one is there."}
+    )
+    dry_run: bool = field(
+        default=False, metadata={"help": "With --push_to_hub: list what would be uploaded; upload nothing."}
+    )
+
+
+@dataclass
+class NlueTrainingArguments(TrainingArguments):
+    """TrainingArguments with the paper's protocol as defaults."""
+
+    output_dir: str | None = field(
+        default=None, metadata={"help": "Where the checkpoint, card and metrics go (default: runs/<model>-<task>)."}
+    )
+    num_train_epochs: float = field(
+        default=15.0, metadata={"help": "Upper bound on epochs (early stopping ends sooner)."}
+    )
+    learning_rate: float = field(default=2e-5, metadata={"help": "Peak learning rate (AdamW)."})
+    per_device_train_batch_size: int = field(default=16, metadata={"help": "Training batch size per device."})
+    per_device_eval_batch_size: int = field(default=64, metadata={"help": "Evaluation batch size per device."})
+    eval_strategy: str = field(default="epoch", metadata={"help": "When to evaluate: epoch (paper), steps or no."})
+    save_strategy: str = field(default="epoch", metadata={"help": "When to save: must match eval_strategy."})
+    logging_strategy: str = field(default="epoch", metadata={"help": "When to log training loss."})
+    load_best_model_at_end: bool = field(default=True, metadata={"help": "Restore the best checkpoint at the end."})
+    metric_for_best_model: str = field(default="eval_loss", metadata={"help": "Checkpoint selection metric."})
+    greater_is_better: bool = field(default=False, metadata={"help": "Whether a larger selection metric is better."})
+    save_total_limit: int = field(default=2, metadata={"help": "Keep at most this many checkpoints (best kept)."})

@@ -1,0 +1,65 @@
+"""Command-line entry points of the recipes: `nlue train`, `nlue search`, `python trainers/*.py`.
+
+Arguments are parsed by transformers' HfArgumentParser from the command line, or from
+one JSON/YAML file given as the only argument.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from nlue.errors import NlueError
+
+logger = logging.getLogger(__name__)
+
+
+def parse(dataclass_types: tuple[type, ...], argv: Sequence[str], prog: str) -> tuple[Any, ...]:
+    from transformers import HfArgumentParser
+
+    parser = HfArgumentParser(dataclass_types, prog=prog)
+    if len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml")):
+        if argv[0].endswith(".json"):
+            return parser.parse_json_file(argv[0])
+        return parser.parse_yaml_file(argv[0])
+    return parser.parse_args_into_dataclasses(args=list(argv))
+
+
+def train_main(argv: Sequence[str] | None = None, prog: str = "nlue train") -> int:
+    """Parse the recipe's arguments and run one fine-tuning."""
+    from nlue.training.args import DataArguments, LoraArguments, ModelArguments, NlueTrainingArguments, RecipeArguments
+    from nlue.training.recipe import run_training
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    model_args, data_args, lora_args, recipe_args, training_args = parse(
+        (ModelArguments, DataArguments, LoraArguments, RecipeArguments, NlueTrainingArguments), args, prog
+    )
+    outcome = run_training(model_args, data_args, lora_args, recipe_args, training_args)
+    if training_args.process_index == 0:
+        print(f"checkpoint : {outcome.output_dir}")
+        print(f"results    : {outcome.results_path}")
+        print(f"model card : {outcome.card_path}")
+        if outcome.merged_dir:
+            print(f"merged     : {outcome.merged_dir}")
+        for name, value in outcome.result.metrics.items():
+            if not name.endswith(("_ci_low", "_ci_high")):
+                low = outcome.result.metrics.get(f"{name}_ci_low")
+                high = outcome.result.metrics.get(f"{name}_ci_high")
+                ci = f"  (95% CI {low:.4f}-{high:.4f})" if low is not None and high is not None else ""
+                print(f"test {name:<22} {value:.4f}{ci}")
+    return 0
+
+
+def run_hf_command(name: str, argv: Sequence[str]) -> int:
+    """Run `nlue train|search` with error handling shared with the rest of the CLI."""
+    from nlue.training.search import search_main
+
+    commands = {"train": train_main, "search": search_main}
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return commands[name](argv, prog=f"nlue {name}")
+    except NlueError as exc:
+        print(f"nlue {name}: error: {exc}", file=sys.stderr)
+        return 2

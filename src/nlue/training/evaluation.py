@@ -1,0 +1,119 @@
+"""`nlue evaluate`: score a checkpoint, or a folder of per-task checkpoints, on NLUE test sets.
+
+A single checkpoint is scored on the task(s) asked for; with ``--task all`` and a folder
+holding ``<task>/`` checkpoints (as `nlue train --output_dir runs/<model>/<task>` makes),
+each task is scored with its own checkpoint. Each task's result goes to the results
+folder, and the NLUE score over the tasks scored is printed with the missing ones named.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from nlue.data_access import is_sample, load_task, resolve_dataset
+from nlue.errors import NlueError
+from nlue.results import RunResult, model_slug, write_result
+from nlue.tasks import TASK_NAMES, TaskSpec, get_task
+
+logger = logging.getLogger(__name__)
+
+
+def _is_checkpoint(path: Path) -> bool:
+    return (path / "config.json").is_file() or (path / "adapter_config.json").is_file()
+
+
+def checkpoints_for(model: str, tasks: list[str]) -> dict[str, str]:
+    """Which checkpoint scores which task: ``<model>/<task>/`` when present, else ``model`` itself."""
+    root = Path(model)
+    per_task = {t: str(root / t) for t in tasks if _is_checkpoint(root / t)}
+    if per_task:
+        return per_task
+    return dict.fromkeys(tasks, model)
+
+
+def evaluate_task(
+    checkpoint: str,
+    task: TaskSpec,
+    dataset: str | None,
+    split: str,
+    batch_size: int,
+    bootstrap_resamples: int,
+    seed: int,
+) -> RunResult:
+    from transformers import AutoConfig
+
+    from nlue.predict import load_classifier, logits_to_predictions, predict_logits
+    from nlue.scoring import score_task
+    from nlue.training.modeling import check_label_mapping, has_task_labels
+
+    if not (Path(checkpoint) / "adapter_config.json").is_file():
+        config = AutoConfig.from_pretrained(checkpoint)
+        if not has_task_labels(config) and task.problem_type != "regression":
+            raise NlueError(f"{checkpoint}: has no trained classifier labels; fine-tune it first (`nlue train`)")
+        check_label_mapping(config, task, checkpoint)
+    data = load_task(dataset, task)
+    if split not in data:
+        raise NlueError(f"dataset has no {split!r} split for {task.name}; it has {', '.join(data)}")
+    rows = data[split]
+    model, tokenizer = load_classifier(checkpoint)
+    started = time.perf_counter()
+    logits = predict_logits(model, tokenizer, task, list(rows), batch_size=batch_size, show_progress=True)
+    seconds = time.perf_counter() - started
+    predictions = logits_to_predictions(task, logits)
+    metrics = score_task(
+        task.name, predictions, rows[task.label_field], bootstrap_resamples=bootstrap_resamples or None, seed=seed
+    )
+    return RunResult(
+        task=task.name,
+        model=checkpoint,
+        kind="fine-tune",
+        metrics={k: v for k, v in metrics.items() if isinstance(v, float)},
+        dataset={
+            "id": dataset or "nlue sample data",
+            "path": resolve_dataset(dataset),
+            "config": task.name,
+            "split": split,
+            "is_sample": is_sample(dataset),
+        },
+        timings={"predict_seconds": round(seconds, 3), "items_per_second": round(len(rows) / max(seconds, 1e-9), 1)},
+        seed=seed,
+    )
+
+
+def run_evaluation(
+    model: str,
+    tasks: list[str],
+    dataset: str | None = None,
+    split: str = "test",
+    results_dir: Path = Path("results"),
+    batch_size: int = 64,
+    bootstrap_resamples: int = 1000,
+    seed: int = 42,
+    name: str | None = None,
+) -> dict[str, Any]:
+    """Score ``model`` on ``tasks``; write one results file per task; return the NLUE score summary."""
+    from nlue.scoring import nlue_score
+
+    wanted = list(TASK_NAMES[:-1]) if tasks == ["all"] else [get_task(t).name for t in tasks]
+    wanted = [t for t in wanted if get_task(t).problem_type != "mask_fill"]
+    checkpoints = checkpoints_for(model, wanted)
+    scored: dict[str, dict[str, float]] = {}
+    skipped: dict[str, str] = {}
+    slug = name or model_slug(model)
+    for task_name, checkpoint in checkpoints.items():
+        task = get_task(task_name)
+        try:
+            result = evaluate_task(checkpoint, task, dataset, split, batch_size, bootstrap_resamples, seed)
+        except NlueError as exc:
+            if len(wanted) == 1:
+                raise
+            skipped[task_name] = str(exc)  # reported by the caller
+            continue
+        write_result(result, results_dir, slug)
+        scored[task_name] = result.metrics
+    summary = nlue_score(scored, tasks=wanted).as_dict()
+    summary["skipped"] = skipped
+    return summary

@@ -1,0 +1,148 @@
+"""The model card of a fine-tuned checkpoint, through huggingface_hub's card classes.
+
+The YAML model-index comes from ModelCardData + EvalResult, so the Hub shows the
+scores; the body says what was trained, how, on what (sample data is called so), and
+how the score compares with the paper's for the same base model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+from nlue.paper import PAPER_CITATION
+from nlue.results import RunResult
+from nlue.tasks import TaskSpec
+
+# Hub metric ids for our metric names (the model-index's `type` field).
+_METRIC_TYPES = {
+    "accuracy": "accuracy",
+    "macro_f1": "f1",
+    "pearson": "pearsonr",
+    "spearman": "spearmanr",
+    "r2": "r_squared",
+    "pearson_spearman_mean": "pearson_spearman_mean",
+}
+
+
+def eval_results(result: RunResult, task: TaskSpec) -> list[EvalResult]:
+    dataset_id = str(result.dataset.get("id", "nlue"))
+    out = []
+    for name in (*task.metrics, task.primary_metric):
+        value = result.metrics.get(name)
+        if value is None or any(r.metric_name == name for r in out):
+            continue
+        out.append(
+            EvalResult(
+                task_type=task.hub_task_category,
+                task_name=task.title,
+                dataset_type=dataset_id,
+                dataset_name=f"NLUE {task.name}" + (" (sample data)" if result.dataset.get("is_sample") else ""),
+                dataset_config=task.name,
+                dataset_split=str(result.dataset.get("split", "test")),
+                metric_type=_METRIC_TYPES.get(name, name),
+                metric_name=name,
+                metric_value=round(float(value), 4),
+            )
+        )
+    return out
+
+
+def _metrics_table(result: RunResult, task: TaskSpec) -> str:
+    lines = ["| metric | test | 95% CI |", "|---|---|---|"]
+    for name, value in result.metrics.items():
+        if name.endswith(("_ci_low", "_ci_high")):
+            continue
+        low, high = result.metrics.get(f"{name}_ci_low"), result.metrics.get(f"{name}_ci_high")
+        ci = f"{low:.4f} - {high:.4f}" if low is not None and high is not None else "-"
+        marker = " (primary)" if name == task.primary_metric else ""
+        lines.append(f"| {name}{marker} | {value:.4f} | {ci} |")
+    return "\n".join(lines)
+
+
+def render_model_card(result: RunResult, task: TaskSpec) -> ModelCard:
+    is_sample = bool(result.dataset.get("is_sample"))
+    data = ModelCardData(
+        language="ne",
+        license="apache-2.0",
+        library_name="peft" if result.lora else "transformers",
+        base_model=result.base_model,
+        tags=["nlue", "nepali", task.name, "text-classification"] + (["lora"] if result.lora else []),
+        datasets=[str(result.dataset.get("id"))] if not is_sample else None,
+        metrics=sorted({_METRIC_TYPES.get(m, m) for m in task.metrics}),
+        model_name=result.model,
+        eval_results=eval_results(result, task),
+    )
+    trained = (
+        f"LoRA adapters (r={result.lora['r']}, alpha={result.lora['alpha']}) and the head"
+        if result.lora
+        else (f"parameter preset {result.preset} (see nlue's trainers/README.md)")
+    )
+    hp_lines = "\n".join(f"| {k} | {v} |" for k, v in result.hyperparameters.items())
+    paper = result.paper_reference
+    paper_line = (
+        f"The NLUE paper reports {task.primary_metric} = {100 * paper['primary_score']:.2f} for {paper['model']} "
+        f"on {task.name} (full test set)."
+        if paper and paper.get("primary_score") is not None
+        else "The NLUE paper reports no score for this base model."
+    )
+    warning = (
+        "\n> **Trained and scored on the nlue SAMPLE data** (a few dozen items written to try the tools). "
+        "These numbers say nothing about the model's Nepali.\n"
+        if is_sample
+        else ""
+    )
+    usage = (
+        f'from peft import AutoPeftModelForSequenceClassification\nmodel = AutoPeftModelForSequenceClassification.from_pretrained("{result.model}")'
+        if result.lora
+        else f'from transformers import pipeline\nclassify = pipeline("text-classification", model="{result.model}")'
+    )
+    body = f"""
+# {result.model}: {task.title} ({task.name})
+{warning}
+A fine-tune of `{result.base_model}` on the NLUE `{task.name}` task ({task.description.rstrip(".")}), trained with
+the nlue recipes: {trained}.
+
+Labels: {", ".join(f"{i} = {n}" for i, n in task.id2label.items()) if task.label_names else "one regression output (0-5)"}.
+
+## Results ({result.dataset.get("split", "test")} split)
+
+{_metrics_table(result, task)}
+
+{paper_line}
+
+## Training
+
+| hyperparameter | value |
+|---|---|
+{hp_lines}
+| seed | {result.seed} |
+
+Trained with transformers' Trainer: evaluation every epoch, early stopping on the validation loss, the best
+checkpoint restored before scoring. Package versions: {", ".join(f"{k} {v}" for k, v in result.versions.items())}.
+
+## Use
+
+```python
+{usage}
+```
+
+## Limitations
+
+NLUE's data is largely machine-translated from English benchmarks and checked on samples; expect translation
+artefacts. A score on one task says little about others; compare models with the NLUE score over all tasks.
+
+## Citation
+
+```bibtex
+{PAPER_CITATION}
+```
+"""
+    return ModelCard(f"---\n{data.to_yaml()}\n---\n{body}")
+
+
+def write_model_card(path: Path, result: RunResult, task: TaskSpec) -> Path:
+    card = render_model_card(result, task)
+    path.write_text(str(card), encoding="utf-8")
+    return path

@@ -1,0 +1,367 @@
+"""One fine-tuning run: any encoder, any NLUE classification/regression task, Trainer-based.
+
+The steps mirror transformers' run_glue example, split into small functions: resolve the
+arguments (paper hyperparameters, precision), load the data and the model (labels from
+the registry), choose what trains (a preset or LoRA), train with early stopping on the
+validation loss, restore the best checkpoint, score validation and test (with bootstrap
+intervals), then write the checkpoint, a results JSON and a model card, and push on request.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nlue.data_access import is_sample, load_task, resolve_dataset
+from nlue.errors import NlueError
+from nlue.inputs import batch_text_pairs
+from nlue.predict import logits_to_predictions
+from nlue.results import RunResult, model_slug, write_result
+from nlue.tasks import TaskSpec, get_task
+from nlue.training.args import (
+    PRECISIONS,
+    DataArguments,
+    LoraArguments,
+    ModelArguments,
+    NlueTrainingArguments,
+    RecipeArguments,
+)
+from nlue.training.modeling import check_label_mapping, classifier_config_kwargs
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class RunOutcome:
+    output_dir: Path
+    results_path: Path
+    result: RunResult
+    card_path: Path
+    merged_dir: Path | None = None
+
+
+def resolve_precision(choice: str) -> dict[str, bool]:
+    """Device-dependent TrainingArguments: bf16/fp16 ('auto' picks them only on CUDA), pinned memory."""
+    import torch
+
+    if choice not in PRECISIONS:
+        raise NlueError(f"--precision must be one of {', '.join(PRECISIONS)}, got {choice!r}")
+    cuda = torch.cuda.is_available()
+    if choice == "auto":
+        bf16 = cuda and torch.cuda.is_bf16_supported()
+        flags = {"bf16": bf16, "fp16": cuda and not bf16}
+    else:
+        flags = {"bf16": choice == "bf16", "fp16": choice == "fp16"}
+    return {**flags, "dataloader_pin_memory": cuda}  # pinning only helps host-to-GPU copies
+
+
+def paper_model_for(name: str, model_id: str, task: TaskSpec) -> str:
+    """The registry's paper model meant by ``--paper_hparams`` (a name, or 'auto' to match the model id)."""
+    from nlue.paper import PAPER_MODELS
+
+    if name == "auto":
+        matches = [m.name for m in PAPER_MODELS if m.hub_id.lower() == model_id.lower()]
+        if not matches:
+            raise NlueError(
+                f"--paper_hparams auto: {model_id!r} is not one of the paper's models "
+                f"({', '.join(m.hub_id for m in PAPER_MODELS)}); name one explicitly"
+            )
+        return matches[0]
+    if name not in task.paper_best_hparams:
+        raise NlueError(
+            f"--paper_hparams: unknown paper model {name!r}; expected one of {', '.join(task.paper_best_hparams)}"
+        )
+    return name
+
+
+def with_paper_hparams(
+    model_args: ModelArguments, training_args: NlueTrainingArguments, recipe_args: RecipeArguments, task: TaskSpec
+) -> tuple[ModelArguments, NlueTrainingArguments]:
+    if not recipe_args.paper_hparams:
+        return model_args, training_args
+    paper_model = paper_model_for(recipe_args.paper_hparams, model_args.model_name_or_path, task)
+    hp = task.paper_best_hparams[paper_model]
+    logger.info(
+        "paper hyperparameters for %s on %s: preset %s, lr %g, %d epochs, batch %d",
+        paper_model, task.name, hp.preset, hp.learning_rate, hp.epochs, hp.batch_size,
+    )  # fmt: skip
+    model_args = dataclasses.replace(model_args, preset=hp.preset)
+    training_args = dataclasses.replace(
+        training_args,
+        learning_rate=hp.learning_rate,
+        num_train_epochs=float(hp.epochs),
+        per_device_train_batch_size=hp.batch_size,
+    )
+    return model_args, training_args
+
+
+def tokenize_dataset(dataset: Any, task: TaskSpec, tokenizer: Any, max_length: int) -> Any:
+    """Tokenized splits with a ``labels`` column (float for regression)."""
+    label_field = task.label_field
+    assert label_field is not None
+
+    def encode(batch: dict[str, list[Any]]) -> dict[str, Any]:
+        first, second = batch_text_pairs(task, batch)
+        encoded = tokenizer(first, second, truncation=True, max_length=max_length)
+        labels = batch[label_field]
+        encoded["labels"] = [float(x) for x in labels] if task.problem_type == "regression" else labels
+        return encoded
+
+    columns = next(iter(dataset.values())).column_names
+    return dataset.map(encode, batched=True, remove_columns=columns, desc=f"tokenizing {task.name}")
+
+
+def predictions_from_logits(task: TaskSpec, logits: Any) -> np.ndarray:
+    """Label ids (argmax) or scores from the Trainer's raw predictions."""
+    if isinstance(logits, tuple):  # some models also return hidden states
+        logits = logits[0]
+    return logits_to_predictions(task, np.asarray(logits))
+
+
+def metrics_function(task: TaskSpec):
+    """compute_metrics for the Trainer's per-epoch evaluation (no bootstrap: it is for monitoring)."""
+    from nlue.scoring import score_task
+
+    def compute(prediction: Any) -> dict[str, float]:
+        preds = predictions_from_logits(task, prediction.predictions)
+        scores = score_task(task.name, preds, np.asarray(prediction.label_ids).reshape(-1))
+        return {k: v for k, v in scores.items() if isinstance(v, float)}
+
+    return compute
+
+
+def load_tokenizer(model_args: ModelArguments) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(
+        model_args.tokenizer_name or model_args.model_name_or_path, trust_remote_code=model_args.trust_remote_code
+    )
+
+
+def prepare_model(model_args: ModelArguments, lora_args: LoraArguments, task: TaskSpec) -> tuple[Any, str]:
+    """A fresh classifier for ``task`` with the chosen parameters trainable, and a line saying which."""
+    from transformers import AutoConfig
+
+    from nlue.training.lora import wrap_with_lora
+    from nlue.training.presets import apply_preset, load_sequence_classifier
+
+    source = model_args.model_name_or_path
+    check_label_mapping(
+        AutoConfig.from_pretrained(source, trust_remote_code=model_args.trust_remote_code), task, source
+    )
+    model = load_sequence_classifier(
+        source, trust_remote_code=model_args.trust_remote_code, **classifier_config_kwargs(task)
+    )
+    if lora_args.lora:
+        return wrap_with_lora(model, lora_args), "LoRA adapters + head"
+    summary = apply_preset(model, model_args.preset)
+    return model, summary.describe()
+
+
+def build_trainer(
+    model: Any,
+    tokenizer: Any,
+    task: TaskSpec,
+    training_args: NlueTrainingArguments,
+    train_dataset: Any,
+    eval_dataset: Any,
+    patience: int,
+) -> Any:
+    """A Trainer that evaluates every epoch and stops after ``patience`` epochs without a lower loss."""
+    from transformers import DataCollatorWithPadding, EarlyStoppingCallback, Trainer
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer = Trainer(
+        model=model,
+        args=training_args,
+        train_dataset=train_dataset,
+        eval_dataset=eval_dataset,
+        processing_class=tokenizer,
+        data_collator=DataCollatorWithPadding(tokenizer),
+        compute_metrics=metrics_function(task),
+        callbacks=[EarlyStoppingCallback(patience)] if patience else [],
+    )
+    # Without progress bars the Trainer prints its logs; send them through logging instead.
+    trainer.remove_callback(PrinterCallback)
+    trainer.add_callback(_LogCallback())
+    return trainer
+
+
+class _LogCallback:
+    """Trainer logs (loss, eval metrics per epoch) as INFO records of nlue's logger, main process only."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("on_"):
+            return lambda *args, **kwargs: None
+        raise AttributeError(name)
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        if state.is_world_process_zero and logs:
+            shown = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in logs.items())
+            logger.info("epoch %.2f: %s", state.epoch or 0, shown)
+
+
+def _limit(dataset: Any, split: str, limit: int | None) -> Any:
+    if split in dataset and limit is not None:
+        dataset[split] = dataset[split].select(range(min(limit, dataset[split].num_rows)))
+    return dataset
+
+
+def run_training(
+    model_args: ModelArguments,
+    data_args: DataArguments,
+    lora_args: LoraArguments,
+    recipe_args: RecipeArguments,
+    training_args: NlueTrainingArguments,
+) -> RunOutcome:
+    """Fine-tune, evaluate and save one (model, task) run; see the module docstring."""
+    import transformers
+
+    from nlue.scoring import score_task
+    from nlue.training.lora import lora_settings
+    from nlue.training.modelcard import write_model_card
+
+    task = get_task(data_args.task)
+    if task.problem_type == "mask_fill":
+        raise NlueError("gmet is zero-shot: score a masked LM with `nlue gmet --model ...` instead of training")
+    model_args, training_args = with_paper_hparams(model_args, training_args, recipe_args, task)
+    push, hub_model_id = training_args.push_to_hub, training_args.hub_model_id
+    output_dir = training_args.output_dir or f"runs/{model_slug(model_args.model_name_or_path)}-{task.name}"
+    # The Trainer would contact the Hub at start-up when push_to_hub is set: we push ourselves, at the end.
+    training_args = dataclasses.replace(
+        training_args, output_dir=output_dir, push_to_hub=False, **resolve_precision(recipe_args.precision)
+    )
+    if push and not hub_model_id:
+        raise NlueError("--push_to_hub needs --hub_model_id owner/name")
+    transformers.set_seed(training_args.seed)
+
+    raw = load_task(data_args.dataset, task)
+    limits = {"train": data_args.max_train_samples, "validation": data_args.max_eval_samples}
+    for split in ("train", "validation", "test"):
+        raw = _limit(raw, split, limits.get(split, data_args.max_eval_samples))
+    missing = [s for s in ("train", "validation") if s not in raw]
+    if missing:
+        raise NlueError(f"dataset has no {' or '.join(missing)} split for {task.name}; build it with one")
+
+    tokenizer = load_tokenizer(model_args)
+    model, trained = prepare_model(model_args, lora_args, task)
+    logger.info("training %s on %s (%s)", model_args.model_name_or_path, task.name, trained)
+
+    encoded = tokenize_dataset(raw, task, tokenizer, data_args.max_seq_length)
+    trainer = build_trainer(
+        model,
+        tokenizer,
+        task,
+        training_args,
+        encoded["train"],
+        encoded["validation"],
+        recipe_args.early_stopping_patience,
+    )
+    started = time.perf_counter()
+    resume = _last_checkpoint(Path(output_dir)) if recipe_args.resume else None
+    train_output = trainer.train(resume_from_checkpoint=resume)
+    train_seconds = time.perf_counter() - started
+    validation = trainer.evaluate()
+    started = time.perf_counter()
+    test_split = "test" if "test" in encoded else "validation"
+    prediction = trainer.predict(encoded[test_split])
+    preds = predictions_from_logits(task, prediction.predictions)
+    references = np.asarray(raw[test_split][task.label_field])
+    test_metrics = score_task(
+        task.name,
+        preds,
+        references,
+        bootstrap_resamples=recipe_args.bootstrap_resamples or None,
+        seed=training_args.seed,
+    )
+    eval_seconds = time.perf_counter() - started
+
+    trainer.save_model(output_dir)
+    trainer.save_state()
+    trainer.save_metrics("train", train_output.metrics)
+    trainer.save_metrics("eval", validation)
+    trainer.save_metrics("test", {f"test_{k}": v for k, v in test_metrics.items()})
+    merged_dir = None
+    if lora_args.lora and lora_args.merge and trainer.is_world_process_zero():
+        merged_dir = Path(output_dir) / "merged"
+        trainer.model.merge_and_unload().save_pretrained(merged_dir)
+        tokenizer.save_pretrained(merged_dir)
+
+    result = RunResult(
+        task=task.name,
+        model=recipe_args.results_name or hub_model_id or output_dir,
+        base_model=model_args.model_name_or_path,
+        kind=recipe_args.results_kind,
+        metrics={k: v for k, v in test_metrics.items() if isinstance(v, float)},
+        validation_metrics={k.removeprefix("eval_"): float(v) for k, v in validation.items()},
+        dataset={
+            "id": data_args.dataset or "nlue sample data",
+            "path": resolve_dataset(data_args.dataset),
+            "config": task.name,
+            "split": test_split,
+            "is_sample": is_sample(data_args.dataset),
+        },
+        preset=None if lora_args.lora else model_args.preset,
+        lora=lora_settings(lora_args) if lora_args.lora else None,
+        hyperparameters={
+            "learning_rate": training_args.learning_rate,
+            "per_device_train_batch_size": training_args.per_device_train_batch_size,
+            "num_train_epochs_max": training_args.num_train_epochs,
+            "epochs_trained": float(trainer.state.epoch or 0),
+            "early_stopping_patience": recipe_args.early_stopping_patience,
+            "max_seq_length": data_args.max_seq_length,
+            "bf16": training_args.bf16,
+            "fp16": training_args.fp16,
+            "world_size": training_args.world_size,
+            "best_checkpoint": trainer.state.best_model_checkpoint,
+        },
+        seed=training_args.seed,
+        timings={"train_seconds": round(train_seconds, 3), "test_seconds": round(eval_seconds, 3)},
+        paper_reference=_paper_reference(task, model_args.model_name_or_path),
+    )
+    results_path = Path(output_dir) / "nlue_results.json"
+    card_path = Path(output_dir) / "README.md"
+    if trainer.is_world_process_zero():
+        from nlue.results import write_json_atomic
+
+        write_json_atomic(results_path, result.to_dict())
+        results_path = write_result(result, Path(recipe_args.results_dir))
+        write_model_card(card_path, result, task)
+        if push:
+            from nlue.publish import plan_upload, push_folder
+
+            plan = plan_upload(Path(output_dir), hub_model_id, "model")
+            logger.info("%s", plan.describe())
+            push_folder(plan, f"nlue: {task.name} fine-tune of {model_args.model_name_or_path}", recipe_args.dry_run)
+    return RunOutcome(Path(output_dir), results_path, result, card_path, merged_dir)
+
+
+def _paper_reference(task: TaskSpec, model_id: str) -> dict[str, Any] | None:
+    from nlue.paper import PAPER_MODELS
+
+    for model in PAPER_MODELS:
+        if model.hub_id.lower() == model_id.lower():
+            return {
+                "model": model.name,
+                "metrics": dict(task.paper_results[model.name]),
+                "primary_score": task.paper_primary_score(model.name),
+            }
+    return None
+
+
+def _last_checkpoint(output_dir: Path) -> str | None:
+    """Resume an interrupted run from its newest checkpoint (none when starting fresh)."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    if not output_dir.is_dir():
+        return None
+    last = get_last_checkpoint(str(output_dir))
+    if last:
+        logger.info("resuming from %s", last)
+    return last

@@ -1,0 +1,244 @@
+"""The fine-tuning recipe end to end on tiny locally built models and the sample data."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from huggingface_hub import ModelCard
+
+from nlue.cli import main
+from nlue.errors import NlueError
+from nlue.tasks import TASKS
+from nlue.tiny_models import save_tiny_classifier, save_tiny_encoder
+
+QUICK = ["--num_train_epochs", "2", "--per_device_train_batch_size", "8", "--disable_tqdm", "true",
+         "--bootstrap_resamples", "100", "--learning_rate", "1e-3"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return save_tiny_encoder(tmp_path_factory.mktemp("models") / "tiny-bert", "bert")
+
+
+@pytest.fixture(scope="module")
+def tiny_roberta(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return save_tiny_encoder(tmp_path_factory.mktemp("models") / "tiny-roberta", "roberta")
+
+
+@pytest.fixture(autouse=True)
+def _sample_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NLUE_CACHE", str(tmp_path_factory.getbasetemp() / "nlue-cache"))
+
+
+def _train(model: Path, task: str, out: Path, *extra: str) -> int:
+    return main(["train", "--model", str(model), "--task", task, "--output_dir", str(out / "run"),
+                 "--results_dir", str(out / "results"), *QUICK, *extra])  # fmt: skip
+
+
+def test_train_writes_checkpoint_results_and_card(tiny_bert: Path, tmp_path: Path, capsys) -> None:
+    assert _train(tiny_bert, "mnli", tmp_path, "--preset", "VI", "--seed", "7") == 0
+    out = capsys.readouterr().out
+    assert "test macro_f1" in out and "95% CI" in out
+    result = json.loads((tmp_path / "results" / "run" / "mnli.json").read_text(encoding="utf-8"))
+    assert result["task"] == "mnli" and result["kind"] == "fine-tune" and result["preset"] == "VI"
+    assert result["seed"] == 7 and result["dataset"]["is_sample"] is True
+    assert result["primary_metric"] == "macro_f1" and result["primary_score"] == result["metrics"]["macro_f1"]
+    assert (
+        result["metrics"]["macro_f1_ci_low"] <= result["metrics"]["macro_f1"] <= result["metrics"]["macro_f1_ci_high"]
+    )
+    assert result["hyperparameters"]["learning_rate"] == 1e-3 and "transformers" in result["versions"]
+    assert result["hyperparameters"]["best_checkpoint"]
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(tmp_path / "run")
+    assert config.id2label == TASKS["mnli"].id2label
+    card = ModelCard.load(tmp_path / "run" / "README.md")
+    assert card.data.language == "ne" and card.data.base_model == str(tiny_bert)
+    metrics = {r.metric_name: r.metric_value for r in card.data.eval_results}
+    assert metrics["macro_f1"] == pytest.approx(result["metrics"]["macro_f1"], abs=1e-4)
+    assert {r.dataset_config for r in card.data.eval_results} == {"mnli"}
+    assert "SAMPLE data" in card.text
+
+
+def test_regression_and_wg_train(tiny_roberta: Path, tmp_path: Path) -> None:
+    assert _train(tiny_roberta, "stsb", tmp_path / "stsb") == 0
+    stsb = json.loads((tmp_path / "stsb" / "results" / "run" / "stsb.json").read_text(encoding="utf-8"))
+    assert {"pearson", "spearman", "r2"} <= set(stsb["metrics"]) and stsb["primary_metric"] == "pearson_spearman_mean"
+    assert _train(tiny_roberta, "wg", tmp_path / "wg", "--preset", "I") == 0
+    wg = json.loads((tmp_path / "wg" / "results" / "run" / "wg.json").read_text(encoding="utf-8"))
+    assert 0.0 <= wg["metrics"]["accuracy"] <= 1.0
+
+
+def test_classifier_with_other_label_order_is_refused(tmp_path: Path, capsys) -> None:
+    model = save_tiny_classifier(tmp_path / "mnli-clf", "bert", "mnli")
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(model)
+    config.id2label = {0: "contradiction", 1: "neutral", 2: "entailment"}
+    config.label2id = {v: k for k, v in config.id2label.items()}
+    config.save_pretrained(model)
+    assert _train(model, "mnli", tmp_path) == 2
+    err = capsys.readouterr().err
+    assert "0=contradiction, 1=neutral, 2=entailment" in err and "0=entailment, 1=neutral, 2=contradiction" in err
+
+
+def test_gmet_and_unknown_task_are_refused(tiny_bert: Path, tmp_path: Path, capsys) -> None:
+    assert _train(tiny_bert, "gmet", tmp_path) == 2
+    assert "gmet is zero-shot" in capsys.readouterr().err
+
+
+def test_early_stopping_and_best_model(tiny_bert: Path, tmp_path: Path) -> None:
+    # With a zero learning rate the validation loss never improves: training stops after
+    # the patience runs out, long before the 15-epoch cap, and the first epoch is kept as best.
+    code = main(["train", "--model", str(tiny_bert), "--task", "sa", "--output_dir", str(tmp_path / "run"),
+                 "--results_dir", str(tmp_path / "results"), "--learning_rate", "0", "--lr_scheduler_type", "constant",
+                 "--early_stopping_patience", "2", "--disable_tqdm", "true", "--bootstrap_resamples", "0"])  # fmt: skip
+    assert code == 0
+    result = json.loads((tmp_path / "results" / "run" / "sa.json").read_text(encoding="utf-8"))
+    assert result["hyperparameters"]["epochs_trained"] == 3.0
+    assert result["hyperparameters"]["best_checkpoint"].endswith(
+        "checkpoint-2"
+    )  # 30 rows / batch 16 = 2 steps an epoch
+    assert "macro_f1_ci_low" not in result["metrics"]
+
+
+def test_paper_hparams_resolution(tiny_bert: Path) -> None:
+    from nlue.training.args import ModelArguments, NlueTrainingArguments, RecipeArguments
+    from nlue.training.recipe import with_paper_hparams
+
+    model_args = ModelArguments(model_name_or_path="FacebookAI/xlm-roberta-base")
+    training_args = NlueTrainingArguments(output_dir="x")
+    m, t = with_paper_hparams(model_args, training_args, RecipeArguments(paper_hparams="auto"), TASKS["rte"])
+    assert (m.preset, t.learning_rate, t.num_train_epochs, t.per_device_train_batch_size) == ("V", 2e-5, 15.0, 32)
+    m, t = with_paper_hparams(model_args, training_args, RecipeArguments(paper_hparams="NepBERTa"), TASKS["cr"])
+    assert (m.preset, t.learning_rate, t.num_train_epochs, t.per_device_train_batch_size) == ("V", 1e-5, 2.0, 32)
+    with pytest.raises(NlueError, match="not one of the paper's models"):
+        with_paper_hparams(
+            ModelArguments(model_name_or_path=str(tiny_bert)), training_args, RecipeArguments(paper_hparams="auto"),
+            TASKS["rte"],
+        )  # fmt: skip
+
+
+def test_arguments_from_yaml_file(tiny_bert: Path, tmp_path: Path) -> None:
+    config = tmp_path / "args.yaml"
+    config.write_text(
+        f"model_name_or_path: {tiny_bert}\ntask: cola\noutput_dir: {tmp_path / 'run'}\nresults_dir: {tmp_path / 'res'}\n"
+        "num_train_epochs: 1\ndisable_tqdm: true\nbootstrap_resamples: 0\n",
+        encoding="utf-8",
+    )
+    assert main(["train", str(config)]) == 0
+    assert (tmp_path / "res" / "run" / "cola.json").is_file()
+
+
+def test_lora_adapter_and_merge_reload_with_same_predictions(tiny_bert: Path, tmp_path: Path) -> None:
+    from nlue.data_access import load_task
+    from nlue.predict import load_classifier, predict_logits
+
+    assert _train(tiny_bert, "qnli", tmp_path, "--lora", "--lora_r", "4", "--merge") == 0
+    run = tmp_path / "run"
+    assert (run / "adapter_config.json").is_file() and (run / "merged" / "config.json").is_file()
+    result = json.loads((tmp_path / "results" / "run" / "qnli.json").read_text(encoding="utf-8"))
+    assert result["lora"]["r"] == 4 and result["preset"] is None
+    rows = list(load_task(None, TASKS["qnli"])["test"])
+    adapter_logits = predict_logits(*load_classifier(str(run)), TASKS["qnli"], rows)
+    merged_logits = predict_logits(*load_classifier(str(run / "merged")), TASKS["qnli"], rows)
+    np.testing.assert_allclose(adapter_logits, merged_logits, atol=1e-5)
+    # The scores in the results file came from the same model the adapter reloads into.
+    accuracy = float((adapter_logits.argmax(-1) == np.array([r["label"] for r in rows])).mean())
+    assert accuracy == pytest.approx(result["metrics"]["accuracy"])
+    card = ModelCard.load(run / "README.md")
+    assert card.data.library_name == "peft" and "lora" in card.data.tags
+
+
+def test_evaluate_command_scores_per_task_checkpoints(tiny_bert: Path, tmp_path: Path, capsys) -> None:
+    for task in ("sa", "rte"):
+        assert main(["train", "--model", str(tiny_bert), "--task", task, "--output_dir", str(tmp_path / "m" / task),
+                     "--results_dir", str(tmp_path / "train-results"), *QUICK]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(tmp_path / "m"), "--results-dir", str(tmp_path / "r"),
+                 "--bootstrap-resamples", "50"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "NLUE score:" in out and "INCOMPLETE, missing: cola, wg" in out
+    assert sorted(p.name for p in (tmp_path / "r" / "m").iterdir()) == ["rte.json", "sa.json"]
+
+
+def test_push_dry_run_of_a_checkpoint(tiny_bert: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    def no_network(*args, **kwargs):
+        raise AssertionError("a dry run must not reach the Hub")
+
+    monkeypatch.setattr("huggingface_hub.HfApi.create_repo", no_network)
+    monkeypatch.setattr("huggingface_hub.HfApi.upload_folder", no_network)
+    assert _train(tiny_bert, "sa", tmp_path, "--push_to_hub", "--hub_model_id", "me/tiny-sa", "--dry_run") == 0
+    result = json.loads((tmp_path / "results" / "me__tiny-sa" / "sa.json").read_text(encoding="utf-8"))
+    assert result["model"] == "me/tiny-sa"
+    assert ModelCard.load(tmp_path / "run" / "README.md").data.model_name == "me/tiny-sa"
+
+
+def test_search_grid_with_folds_resumes(tiny_bert: Path, tmp_path: Path) -> None:
+    args = ["search", "--model", str(tiny_bert), "--task", "rte", "--output_dir", str(tmp_path / "run"),
+            "--results_dir", str(tmp_path / "results"), "--learning_rates", "1e-3,1e-4", "--batch_sizes", "16",
+            "--folds", "2", "--num_train_epochs", "1", "--disable_tqdm", "true", "--bootstrap_resamples", "0"]  # fmt: skip
+    assert main([*args, "--skip_final", "true"]) == 0
+    trials = tmp_path / "run" / "search" / "trials"
+    names = sorted(p.name for p in trials.iterdir())
+    assert names == ["lr0.0001-bs16-fold0.json", "lr0.0001-bs16-fold1.json", "lr0.001-bs16-fold0.json",
+                     "lr0.001-bs16-fold1.json"]  # fmt: skip
+    kept = (trials / names[0]).read_text(encoding="utf-8")
+    (trials / names[1]).unlink()  # as if the search had been interrupted there
+    assert main(args) == 0
+    assert (trials / names[0]).read_text(encoding="utf-8") == kept  # finished trials are not redone
+    assert (trials / names[1]).is_file()
+    summary = json.loads((tmp_path / "run" / "search" / "summary.json").read_text(encoding="utf-8"))
+    best = min(summary["configurations"], key=lambda r: r["mean_validation_loss"])
+    assert summary["best"] == best and all(row["folds"] == 2 for row in summary["configurations"])
+    assert (tmp_path / "results" / "run" / "rte.json").is_file()
+
+
+def test_stratified_folds_are_balanced() -> None:
+    from nlue.training.search import stratified_folds
+
+    folds = stratified_folds(np.array([0] * 50 + [1] * 30), 5, seed=1)
+    for k in range(5):
+        assert (folds[:50] == k).sum() == 10 and (folds[50:] == k).sum() == 6
+    assert not np.array_equal(folds, stratified_folds(np.array([0] * 50 + [1] * 30), 5, seed=2))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="gloo on two local processes")
+def test_two_process_ddp_training_on_cpu(tiny_bert: Path, tmp_path: Path) -> None:
+    """The Trainer's DDP path with two CPU processes (gloo), launched by torchrun."""
+    torchrun = shutil.which("torchrun", path=os.path.dirname(sys.executable))
+    assert torchrun, "torchrun comes with torch"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "NLUE_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [torchrun, "--nproc_per_node", "2", "--master_port", "29533", "-m", "nlue.cli", "train",
+         "--model", str(tiny_bert), "--task", "sa", "--output_dir", str(tmp_path / "run"),
+         "--results_dir", str(tmp_path / "results"), "--ddp_backend", "gloo", *QUICK],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads((tmp_path / "results" / "run" / "sa.json").read_text(encoding="utf-8"))
+    assert result["hyperparameters"]["world_size"] == 2
+
+
+def test_model_upload_plan_leaves_out_checkpoints(tmp_path: Path) -> None:
+    from nlue.publish import plan_upload
+
+    (tmp_path / "checkpoint-4").mkdir()
+    (tmp_path / "checkpoint-4" / "model.safetensors").write_bytes(b"x")
+    (tmp_path / "merged").mkdir()
+    (tmp_path / "merged" / "config.json").write_text("{}", encoding="utf-8")
+    for name in ("README.md", "config.json", "model.safetensors"):
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    plan = plan_upload(tmp_path, "me/model", "model")
+    assert [path for path, _ in plan.files] == ["README.md", "config.json", "merged/config.json", "model.safetensors"]
