@@ -86,3 +86,12 @@ def test_publish_script_dry_run(tmp_path, capsys, monkeypatch: pytest.MonkeyPatc
     assert "dataset repo org/nlue" in out and "gmet/test-00000-of-00001.parquet" in out
     card = (tmp_path / "b" / "nlue" / "README.md").read_text(encoding="utf-8")
     assert 'load_dataset("org/nlue", "sa")' in card
+
+
+def test_push_dry_run_of_a_metric_space(capsys) -> None:
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "metrics" / "gmet_combined"
+    assert main(["push", str(folder), "--repo-id", "org/gmet_combined", "--repo-type", "space", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "space repo org/gmet_combined" in out and "gmet_combined.py" in out and "sdk: gradio" in out

@@ -74,14 +74,20 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
 def _add_push(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "push",
-        help="publish a built dataset repo to the Hub",
-        description="Create the Hub dataset repo (if needed) and upload the folder. The token comes from "
+        help="publish a built dataset repo (or a metric, a checkpoint, the Space) to the Hub",
+        description="Create the Hub repo (if needed) and upload the folder. The token comes from "
         "HF_TOKEN or `hf auth login` and is never printed.",
     )
-    p.add_argument("folder", type=Path, help="the built repo folder, e.g. build/nlue")
+    p.add_argument("folder", type=Path, help="the folder to upload, e.g. build/nlue, metrics/gmet_combined, spaces/nlue")
     p.add_argument("--repo-id", required=True, help="owner/name on the Hub")
+    p.add_argument(
+        "--repo-type",
+        choices=("dataset", "model", "space"),
+        default="dataset",
+        help="dataset (a built NLUE repo, the default), model (a checkpoint), space (a metric folder or the demo)",
+    )
     p.add_argument("--private", action="store_true", help="create the repo private")
-    p.add_argument("--commit-message", default="Upload NLUE dataset built with nlue", help="commit message")
+    p.add_argument("--commit-message", default="Upload with nlue", help="commit message")
     p.add_argument("--dry-run", action="store_true", help="list the files and card that would go up; upload nothing")
     p.set_defaults(func=_cmd_push)
 
@@ -201,7 +207,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 def _cmd_push(args: argparse.Namespace) -> int:
     from nlue.publish import plan_upload, push_folder
 
-    plan = plan_upload(args.folder, args.repo_id, "dataset", private=args.private)
+    plan = plan_upload(args.folder, args.repo_id, args.repo_type, private=args.private)
     print(plan.describe())
     if args.dry_run:
         card = (args.folder / "README.md").read_text(encoding="utf-8")

@@ -76,7 +76,8 @@ def push_folder(plan: UploadPlan, commit_message: str, dry_run: bool) -> str | N
     from huggingface_hub import HfApi  # imported here: a dry run needs no Hub client
 
     api = HfApi()
-    api.create_repo(plan.repo_id, repo_type=plan.repo_type, private=plan.private, exist_ok=True)
+    extra = {"space_sdk": "gradio"} if plan.repo_type == "space" else {}  # metric pages and the demo are Gradio
+    api.create_repo(plan.repo_id, repo_type=plan.repo_type, private=plan.private, exist_ok=True, **extra)
     info = api.upload_folder(
         repo_id=plan.repo_id,
         repo_type=plan.repo_type,
