@@ -4,6 +4,11 @@ One pass per split streams rows through validation and normalisation, removes ex
 duplicates and items that leak from train into validation/test, and writes Parquet
 shards. Everything goes to a staging folder that replaces the output only when the
 whole build succeeded, so a failed build leaves nothing behind.
+
+Memory does not grow with the rows beyond a fixed-width record per distinct row:
+rows are held a batch at a time, statistics are histograms and counts, and what must
+be remembered about every row is a 64-bit fingerprint of its inputs in a numpy array
+(see :mod:`nlue.fingerprints` and :class:`_ConfigBuilder` for the bytes per row).
 """
 
 from __future__ import annotations
@@ -17,16 +22,19 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
-import pyarrow.parquet as pq
+import pyarrow as pa
+import pyarrow.compute as pc
 from tqdm.auto import tqdm
 
 from nlue.errors import NlueError, RowProblem, SourceError
 from nlue.features import task_features
-from nlue.parquet_io import DEFAULT_MAX_SHARD_BYTES, ShardedSplitWriter
+from nlue.fingerprints import FingerprintSet, as_keys, fingerprint
+from nlue.parquet_io import DEFAULT_MAX_SHARD_BYTES, ShardedSplitWriter, SpillWriter, read_spill
 from nlue.rows import Dropped, FieldMapping, RowConverter
 from nlue.sources import SUPPORTED_SUFFIXES, read_records
 from nlue.stats import SplitStats
@@ -158,12 +166,6 @@ def _split_of(path: Path) -> str | None:
     return None
 
 
-def _fingerprint(values: Sequence[Any]) -> int:
-    """A 64-bit fingerprint of normalised values; 8 bytes kept per distinct row."""
-    payload = json.dumps(values, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return int.from_bytes(hashlib.blake2b(payload, digest_size=8).digest(), "little")
-
-
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -172,8 +174,49 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+# What happens to a converted row, decided a batch of rows at a time.
+_VERDICTS = 5
+_KEEP, _DUPLICATE, _CONFLICT, _LEAKED_FROM_TRAIN, _LEAKED_FROM_VALIDATION = range(_VERDICTS)
+_LEAK_VERDICTS: Mapping[str, int] = {"train": _LEAKED_FROM_TRAIN, "validation": _LEAKED_FROM_VALIDATION}
+# Rows converted before their fingerprints are checked together: a few MiB of rows held,
+# and numpy calls that each cover thousands of rows.
+DEDUP_BATCH_ROWS = 8192
+_CONFLICT_REASON = "same input as an earlier row but a different label; the earlier row is kept"
+
+
+@dataclass
+class _Batch:
+    """Converted rows of one source file, and the rows rejected among them, in source order."""
+
+    path: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    row_numbers: list[int] = field(default_factory=list)
+    digests: list[bytes] = field(default_factory=list)
+    labels: list[Any] = field(default_factory=list)
+    # Each problem with the number of rows before it, to write rejects in source order.
+    problems: list[tuple[int, RowProblem]] = field(default_factory=list)
+
+    def add_problem(self, problem: RowProblem) -> None:
+        self.problems.append((len(self.rows), problem))
+
+
 class _ConfigBuilder:
-    """Builds the splits of one config into ``<staging>/<config>/``."""
+    """Builds the splits of one config into ``<staging>/<config>/``.
+
+    What still grows with the rows, per distinct row kept (see :mod:`nlue.fingerprints`):
+
+    * an 8-byte fingerprint of the inputs. Train and validation fingerprints stay until
+      the config is done, since test rows must not repeat them;
+    * while a split is de-duplicated, a label code beside it: 1 byte for a class id, 8
+      for a score (its float64 bits), none for GMET;
+    * while a validation split is carved: a 1-byte stratum during the train pass, then
+      a 1-byte held-out mask, and during the seeded draw 4 bytes per row of one stratum.
+
+    So ~10 bytes per row for a classification train split (~13 at the draw), ~17 for
+    STS-B. Rows are held a batch at a time, text lengths are histograms (bounded by the
+    longest text, not the row count) and labels are counted per distinct value; for
+    STS-B that is per distinct score, a few hundred at the usual precision.
+    """
 
     def __init__(self, sources: TaskSources, config_dir: Path, options: BuildOptions, rejects: IO[str]) -> None:
         self.task = sources.task
@@ -186,6 +229,8 @@ class _ConfigBuilder:
         self.converter = RowConverter(self.task, sources.mapping)
         self.input_keys = ("sentence",) if self.task.problem_type == "mask_fill" else tuple(self.task.input_fields)
         self.label_field = self.task.label_field
+        self.label_dtype = _label_code_dtype(self.task)
+        self.stratum_dtype = _stratum_dtype(self.task)
 
     def build(self) -> ConfigReport:
         report = ConfigReport(self.task)
@@ -200,25 +245,31 @@ class _ConfigBuilder:
             for path in split_files:
                 report.source_files.append({"file": path.name, "sha256": _sha256(path)})
         self.dir.mkdir(parents=True)
-        train_keys: set[int] = set()
-        validation_keys: set[int] = set()
+        train_keys = FingerprintSet(self.label_dtype)
+        validation_keys = FingerprintSet()
         carve = "train" in files and "validation" not in files and self.task.problem_type != "mask_fill"
         for split in self.task.splits:
             if split not in files:
                 continue
             if split == "train" and carve:
-                report.splits.update(self._build_train_with_carved_validation(files["train"], train_keys))
-                validation_keys = self._carved_validation_keys
+                reports, validation_keys = self._build_train_with_carved_validation(files["train"], train_keys)
+                report.splits.update(reports)
                 continue
             exclude = {"train": train_keys} if split != "train" else {}
-            if split == "test" and validation_keys:
+            if split == "test" and len(validation_keys):
                 exclude["validation"] = validation_keys
-            seen = train_keys if split == "train" else (validation_keys if split == "validation" else set())
-            writer = ShardedSplitWriter(self.dir, split, self.features, self.options.max_shard_bytes)
+            if split == "train":
+                seen = train_keys
+            elif split == "validation":
+                seen = validation_keys = FingerprintSet(self.label_dtype)
+            else:
+                seen = FingerprintSet(self.label_dtype)
             split_report = SplitReport(stats=self._new_stats())
-            for row in self._kept_rows(files[split], split, split_report, seen, exclude):
-                split_report.stats.add(row)  # type: ignore[union-attr]
-                writer.write(row)
+            writer = self._split_writer(split, split_report)
+            for rows in self._kept_rows(files[split], split, split_report, seen, exclude):
+                writer.write_rows(rows)
+            seen.drop_labels()  # later splits check their keys only
+            self._log_fingerprints(split, seen)
             self._finish(split_report, writer)
             report.splits[split] = split_report
         return report
@@ -226,11 +277,20 @@ class _ConfigBuilder:
     def _new_stats(self) -> SplitStats:
         return SplitStats(self.task.text_fields, self.label_field)
 
+    def _split_writer(self, split: str, split_report: SplitReport) -> ShardedSplitWriter:
+        """A writer for ``split`` whose tables also feed the report's statistics."""
+        stats = split_report.stats
+        on_table = stats.add_table if stats is not None else None
+        return ShardedSplitWriter(self.dir, split, self.features, self.options.max_shard_bytes, on_table=on_table)
+
     def _finish(self, split_report: SplitReport, writer: ShardedSplitWriter) -> None:
         files = writer.close()
         split_report.kept = writer.num_rows
         split_report.num_bytes = writer.num_bytes
         split_report.files = [f"{self.task.name}/{p.name}" for p in files]
+
+    def _log_fingerprints(self, split: str, keys: FingerprintSet) -> None:
+        logger.debug("%s/%s: %d fingerprints kept in %.1f MiB", self.task.name, split, len(keys), keys.nbytes / 2**20)
 
     def _reject(self, split: str, problem: RowProblem) -> None:
         if self.options.strict:
@@ -244,57 +304,22 @@ class _ConfigBuilder:
         paths: Sequence[Path],
         split: str,
         report: SplitReport,
-        seen: set[int],
-        exclude: Mapping[str, set[int]],
-    ) -> Iterator[dict[str, Any]]:
-        """Valid, de-duplicated, non-leaking rows of a split, in source order."""
-        seen_full: set[int] = set()
+        seen: FingerprintSet,
+        exclude: Mapping[str, FingerprintSet],
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Valid, de-duplicated, non-leaking rows of a split, in source order, a batch at a time.
+
+        ``seen`` holds the fingerprints (with label codes) of the split's rows kept so
+        far and grows as rows are kept; a row whose fingerprint is in one of
+        ``exclude`` leaked from that split and is left out.
+        """
         for path in paths:
             read_before, kept_before = report.read, report.kept
             first_problem: RowProblem | None = None
-            records = read_records(path)
-            if self.options.show_progress:
-                records = tqdm(records, desc=f"{self.task.name}/{split} {path.name}", unit=" rows", leave=False)
-            for row_number, record in records:
-                report.read += 1
-                if report.read == read_before + 1:  # first record: are the columns there?
-                    self.converter.check_columns(str(path), row_number, record.keys())
-                result = self.converter.convert(str(path), row_number, record)
-                if isinstance(result, Dropped):
-                    report.dropped_by_label_map[result.label] += 1
-                    continue
-                if isinstance(result, RowProblem):
-                    report.rejected += 1
-                    first_problem = first_problem or result
-                    self._reject(split, result)
-                    continue
-                key = _fingerprint([result[k] for k in self.input_keys])
-                leak = next((name for name, keys in exclude.items() if key in keys), None)
-                if leak is not None:
-                    if leak == "train":
-                        report.leaked_from_train += 1
-                    else:
-                        report.leaked_from_validation += 1
-                    continue
-                full = _fingerprint([result[k] for k in self.input_keys] + [result.get(self.label_field or "")])
-                if key in seen:
-                    if full in seen_full:
-                        report.duplicates += 1
-                    else:
-                        report.conflicting_duplicates += 1
-                        report.rejected += 1
-                        self._reject(
-                            split,
-                            RowProblem(
-                                str(path), row_number, self.label_field or "answers",
-                                "same input as an earlier row but a different label; the earlier row is kept",
-                            ),
-                        )  # fmt: skip
-                    continue
-                seen.add(key)
-                seen_full.add(full)
-                report.kept += 1
-                yield result
+            for batch in self._converted_batches(path, split, report):
+                if first_problem is None and batch.problems:
+                    first_problem = batch.problems[0][1]
+                yield self._decide(batch, split, report, seen, exclude)
             if report.read == read_before:
                 raise SourceError(RowProblem(str(path), 0, "(file)", "empty file: no data rows"))
             if report.kept == kept_before and first_problem is not None:
@@ -307,60 +332,247 @@ class _ConfigBuilder:
                 )  # fmt: skip
         report.kept = 0  # recounted from what the writer actually wrote
 
+    def _converted_batches(self, path: Path, split: str, report: SplitReport) -> Iterator[_Batch]:
+        """The file's rows, validated and normalised, in batches of ``DEDUP_BATCH_ROWS``."""
+        records = read_records(path)
+        if self.options.show_progress:
+            records = tqdm(records, desc=f"{self.task.name}/{split} {path.name}", unit=" rows", leave=False)
+        read_before = report.read
+        name = str(path)
+        batch, in_batch = _Batch(name), 0  # in_batch: rows and problems in the batch
+        label_field = self.label_field or ""
+        input_keys = self.input_keys
+        convert = self.converter.convert  # bound once: this loop runs per source row
+        try:
+            for row_number, record in records:
+                report.read += 1
+                if report.read == read_before + 1:  # first record: are the columns there?
+                    self.converter.check_columns(name, row_number, record.keys())
+                result = convert(name, row_number, record)
+                if type(result) is dict:
+                    batch.rows.append(result)
+                    batch.row_numbers.append(row_number)
+                    batch.digests.append(fingerprint([result[k] for k in input_keys]))
+                    batch.labels.append(result.get(label_field))
+                elif isinstance(result, Dropped):
+                    report.dropped_by_label_map[result.label] += 1
+                    continue
+                else:
+                    assert isinstance(result, RowProblem)
+                    report.rejected += 1
+                    if self.options.strict:
+                        yield batch  # the rows before it first: an earlier conflict is the first error
+                        batch, in_batch = _Batch(name), 0
+                        self._reject(split, result)  # raises
+                    batch.add_problem(result)
+                in_batch += 1
+                if in_batch >= DEDUP_BATCH_ROWS:
+                    yield batch
+                    batch, in_batch = _Batch(name), 0
+        except Exception:
+            # The error ends the build; the rows before it are decided first, so that a
+            # conflicting duplicate before it (an error under --strict) is the one raised.
+            yield batch
+            raise
+        yield batch
+
+    def _decide(
+        self,
+        batch: _Batch,
+        split: str,
+        report: SplitReport,
+        seen: FingerprintSet,
+        exclude: Mapping[str, FingerprintSet],
+    ) -> list[dict[str, Any]]:
+        """Count and reject the entries of ``batch``; the rows kept, in source order."""
+        verdicts = self._verdicts(batch, seen, exclude)
+        counts = np.bincount(verdicts, minlength=_VERDICTS).tolist()
+        report.duplicates += counts[_DUPLICATE]
+        report.conflicting_duplicates += counts[_CONFLICT]
+        report.rejected += counts[_CONFLICT]
+        report.leaked_from_train += counts[_LEAKED_FROM_TRAIN]
+        report.leaked_from_validation += counts[_LEAKED_FROM_VALIDATION]
+        if batch.problems or counts[_CONFLICT]:
+            self._write_rejects(batch, split, np.flatnonzero(verdicts == _CONFLICT).tolist())
+        report.kept += counts[_KEEP]
+        if counts[_KEEP] == len(batch.rows):
+            return batch.rows
+        return list(compress(batch.rows, (verdicts == _KEEP).tolist()))
+
+    def _write_rejects(self, batch: _Batch, split: str, conflicts: list[int]) -> None:
+        """Reject the batch's problems and conflicting duplicates, in source order.
+
+        A problem noted with ``n`` rows before it comes before row ``n``.
+        """
+        label_field = self.label_field or "answers"
+        conflict_problems = [
+            (i, RowProblem(batch.path, batch.row_numbers[i], label_field, _CONFLICT_REASON)) for i in conflicts
+        ]
+        # sorted() is stable and the key leaves the problems uncompared: ties keep source order.
+        ordered = sorted(
+            [(before, 0, problem) for before, problem in batch.problems] + [(i, 1, p) for i, p in conflict_problems],
+            key=lambda event: event[:2],
+        )
+        for _, _, problem in ordered:
+            self._reject(split, problem)
+
+    def _verdicts(self, batch: _Batch, seen: FingerprintSet, exclude: Mapping[str, FingerprintSet]) -> np.ndarray:
+        """One verdict per row of ``batch``; the rows kept are added to ``seen``.
+
+        The same rules as checking row by row: a row whose inputs are in an excluded
+        split leaked (train checked first); otherwise a row whose inputs were kept
+        before (in an earlier batch, or earlier in this one) is a duplicate when its
+        label is the kept row's label and a conflicting duplicate when not.
+        """
+        if not batch.digests:
+            return np.zeros(0, dtype=np.int8)
+        keys = as_keys(batch.digests)
+        labels = self._label_codes(batch.labels)
+        verdicts = np.full(len(keys), _KEEP, dtype=np.int8)
+        open_rows = np.ones(len(keys), dtype=bool)  # rows with no verdict yet
+        for name, keys_of_split in exclude.items():
+            leaked = open_rows & keys_of_split.contains(keys)
+            verdicts[leaked] = _LEAK_VERDICTS[name]
+            open_rows &= ~leaked
+        found, stored = seen.lookup(keys)
+        repeat = np.flatnonzero(open_rows & found)
+        verdicts[repeat] = _repeat_verdicts(_take(labels, repeat), _take(stored, repeat), len(repeat))
+        open_rows &= ~found
+        # Repeats within the batch: the first row with a key is kept, later ones compare with it.
+        rows = np.flatnonzero(open_rows)
+        new_keys, first, inverse = np.unique(keys[rows], return_index=True, return_inverse=True)
+        first_rows = rows[first]
+        kept_rows = first_rows[inverse.reshape(-1)]
+        later = kept_rows != rows
+        repeat, kept = rows[later], kept_rows[later]
+        verdicts[repeat] = _repeat_verdicts(_take(labels, repeat), _take(labels, kept), len(repeat))
+        seen.add(new_keys, _take(labels, first_rows))
+        return verdicts
+
+    def _label_codes(self, values: list[Any]) -> np.ndarray | None:
+        """Label codes equal exactly when the labels are: class ids, or a score's float64 bits."""
+        if self.label_dtype is None:
+            return None
+        if self.task.problem_type == "regression":
+            return np.array(values, dtype=np.float64).view(np.uint64)
+        return np.array(values, dtype=self.label_dtype)
+
     def _build_train_with_carved_validation(
-        self, paths: Sequence[Path], train_keys: set[int]
-    ) -> dict[str, SplitReport]:
-        """Train has no validation split: hold out a stratified, seeded fraction of it."""
-        spill_writer = ShardedSplitWriter(self.dir, "_spill", self.features, max_shard_bytes=1 << 62)
+        self, paths: Sequence[Path], train_keys: FingerprintSet
+    ) -> tuple[dict[str, SplitReport], FingerprintSet]:
+        """Train has no validation split: hold out a stratified, seeded fraction of it.
+
+        The kept rows are spilled to disk while their strata (1 byte each) are noted; once
+        every row is known the held-out mask is drawn, and the spill is split into the
+        two writers as Arrow tables, without turning rows back into Python objects.
+        Returns the reports and the carved validation rows' fingerprints.
+        """
+        strata_chunks: list[np.ndarray] = []
+        spill = SpillWriter(
+            self.dir / ".train-spill.arrow", self.features, on_table=lambda t: strata_chunks.append(self._strata(t))
+        )
         source_report = SplitReport()
-        strata: list[int] = []
-        for row in self._kept_rows(paths, "train", source_report, train_keys, {}):
-            strata.append(self._stratum(row))
-            spill_writer.write(row)
-        spill_files = spill_writer.close()
-        held_out = _stratified_holdout(np.asarray(strata), self.options.validation_fraction, self.options.seed)
-        train_writer = ShardedSplitWriter(self.dir, "train", self.features, self.options.max_shard_bytes)
-        val_writer = ShardedSplitWriter(self.dir, "validation", self.features, self.options.max_shard_bytes)
+        for rows in self._kept_rows(paths, "train", source_report, train_keys, {}):
+            spill.write_rows(rows)
+        spill_path = spill.close()
+        train_keys.drop_labels()
+        self._log_fingerprints("train", train_keys)
+        strata = np.concatenate(strata_chunks) if strata_chunks else np.zeros(0, dtype=self.stratum_dtype)
+        strata_chunks.clear()
+        held_out = _stratified_holdout(strata, self.options.validation_fraction, self.options.seed)
+        del strata
         train_report = source_report
         train_report.stats = self._new_stats()
         val_report = SplitReport(carved_from_train=True, stats=self._new_stats())
-        self._carved_validation_keys: set[int] = set()
+        train_writer = self._split_writer("train", train_report)
+        val_writer = self._split_writer("validation", val_report)
+        validation_keys = FingerprintSet()
         position = 0
-        for batch in pq.ParquetFile(spill_files[0]).iter_batches(batch_size=10_000):
-            for row in batch.to_pylist():
-                row.pop("idx")
-                if held_out[position]:
-                    val_report.stats.add(row)  # type: ignore[union-attr]
-                    val_writer.write(row)
-                    key = _fingerprint([row[k] for k in self.input_keys])
-                    self._carved_validation_keys.add(key)
-                else:
-                    train_report.stats.add(row)
-                    train_writer.write(row)
-                position += 1
-        for path in spill_files:
-            path.unlink()
+        for table in read_spill(spill_path):
+            held = pa.array(held_out[position : position + table.num_rows])
+            position += table.num_rows
+            validation = table.filter(held)
+            train_writer.write_table(table.filter(pc.invert(held)))
+            val_writer.write_table(validation)
+            validation_keys.add(as_keys(self._table_fingerprints(validation)))
+        spill_path.unlink()
         self._finish(train_report, train_writer)
         self._finish(val_report, val_writer)
-        return {"train": train_report, "validation": val_report}
+        return {"train": train_report, "validation": val_report}, validation_keys
 
-    def _stratum(self, row: dict[str, Any]) -> int:
+    def _table_fingerprints(self, table: pa.Table) -> list[bytes]:
+        """The fingerprints of a table's rows, as :meth:`_converted_batches` computes them."""
+        columns = [table.column(name).to_pylist() for name in self.input_keys]
+        return [fingerprint(values) for values in zip(*columns, strict=True)]
+
+    def _strata(self, table: pa.Table) -> np.ndarray:
+        """Carving strata of a table's rows: the class id, or the score band 0..5."""
+        labels = table.column(self.label_field).to_numpy()
         if self.task.problem_type == "regression":
-            return round(float(row[self.label_field]))  # score bands 0..5
-        return int(row[self.label_field])
+            labels = np.rint(labels)  # round half to even, as round() does
+        return labels.astype(self.stratum_dtype)
+
+
+def _stratum_dtype(task: TaskSpec) -> np.dtype:
+    """Strata are score bands 0..5 or class ids (a handful per task): one byte holds them."""
+    return np.dtype(np.int8 if len(task.label_names) <= 127 else np.int32)
+
+
+def _label_code_dtype(task: TaskSpec) -> np.dtype | None:
+    """How a row's label is kept beside its fingerprint, to tell duplicates from conflicts."""
+    if task.label_field is None:
+        return None  # GMET: rows with the same sentence are duplicates, whatever the answers
+    if task.problem_type == "regression":
+        return np.dtype(np.uint64)  # the score's float64 bits
+    return np.dtype(np.uint8 if len(task.label_names) <= 256 else np.int64)
+
+
+def _repeat_verdicts(labels: np.ndarray | None, kept_labels: np.ndarray | None, count: int) -> np.ndarray:
+    """Duplicate where a repeated row's label code equals the kept row's, else conflict."""
+    if labels is None or kept_labels is None:
+        return np.full(count, _DUPLICATE, dtype=np.int8)
+    return np.where(labels == kept_labels, _DUPLICATE, _CONFLICT).astype(np.int8)
+
+
+def _take(values: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
+    return None if values is None else values[rows]
 
 
 def _stratified_holdout(strata: np.ndarray, fraction: float, seed: int) -> np.ndarray:
-    """Boolean mask choosing ``fraction`` of each stratum (at least one where it has 2+)."""
+    """Boolean mask choosing ``fraction`` of each stratum (at least one where it has 2+).
+
+    Memory: the mask (1 byte per row) and the positions of one stratum at a time (4
+    bytes per row of that stratum), shuffled in place.
+    """
     mask = np.zeros(len(strata), dtype=bool)
     rng = np.random.default_rng(seed)
     for value in np.unique(strata):
-        positions = np.flatnonzero(strata == value)
+        positions = _positions_of(strata, value)
         count = round(fraction * len(positions))
         if count == 0 and len(positions) >= 2 and fraction > 0:
             count = 1
-        mask[rng.permutation(positions)[:count]] = True
+        # rng.permutation(positions) copies and then shuffles; shuffling in place draws
+        # the same numbers (for any integer dtype), so the same rows are held out.
+        rng.shuffle(positions)
+        mask[positions[:count]] = True
     return mask
+
+
+_POSITION_CHUNK = 1 << 20
+
+
+def _positions_of(strata: np.ndarray, value: Any) -> np.ndarray:
+    """Ascending positions where ``strata == value``, as uint32 where that can hold them."""
+    is_value = strata == value
+    dtype = np.uint32 if len(strata) <= np.iinfo(np.uint32).max else np.int64
+    positions = np.empty(np.count_nonzero(is_value), dtype=dtype)
+    filled = 0
+    # By chunk: np.flatnonzero over all rows would allocate 8 bytes per match.
+    for start in range(0, len(strata), _POSITION_CHUNK):
+        found = np.flatnonzero(is_value[start : start + _POSITION_CHUNK])
+        positions[filled : filled + len(found)] = found + start
+        filled += len(found)
+    return positions
 
 
 def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOptions) -> BuildResult:

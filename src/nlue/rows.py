@@ -43,6 +43,18 @@ class Dropped:
     label: str
 
 
+@dataclass(frozen=True)
+class _BadLabel:
+    """Why a raw label value is not a label, and the value as the rejects file shows it."""
+
+    reason: str
+    shown: str
+
+
+_MISSING = object()
+_LABEL_MEMO_SIZE = 4096  # distinct raw labels remembered per converter: bounded memory
+
+
 def parse_pairs(text: str, option: str) -> dict[str, str]:
     """Parse ``a=b,c=d`` as given to ``--column-map`` / ``--label-map``."""
     pairs: dict[str, str] = {}
@@ -78,6 +90,13 @@ class RowConverter:
                 f"--column-map names {', '.join(sorted(unknown))}, which task {task.name!r} "
                 f"does not have; its fields are {', '.join(self.required_fields)}"
             )
+        # convert() runs once per source row: look the task's properties up once here.
+        self._text_columns = tuple((name, self.mapping.source_column(name)) for name in task.text_fields)
+        self._label_column = self.mapping.source_column(task.label_field) if task.label_field else ""
+        self._label2id = task.label2id
+        self._mask_fill = task.problem_type == "mask_fill"
+        self._wg = task.name == "wg"
+        self._label_memo: dict[str | int, Any] = {}
 
     @property
     def required_fields(self) -> tuple[str, ...]:
@@ -106,9 +125,8 @@ class RowConverter:
     def convert(self, path: str, row: int, record: Mapping[str, Any]) -> dict[str, Any] | RowProblem | Dropped:
         """Return the normalised row, the reason it is rejected, or Dropped."""
         out: dict[str, Any] = {}
-        text_fields = self.task.text_fields
-        for name in text_fields:
-            value = record.get(self.mapping.source_column(name))
+        for name, column in self._text_columns:
+            value = record.get(column)
             if value is None:
                 return RowProblem(path, row, name, "missing value")
             if not isinstance(value, str):
@@ -117,9 +135,9 @@ class RowConverter:
             if not text:
                 return RowProblem(path, row, name, "empty text after normalisation", _shown(value))
             out[name] = text
-        if self.task.problem_type == "mask_fill":
+        if self._mask_fill:
             return self._convert_gmet(path, row, record, out)
-        if self.task.name == "wg" and out["sentence"].count(WG_BLANK) != 1:
+        if self._wg and out["sentence"].count(WG_BLANK) != 1:
             return RowProblem(
                 path, row, "sentence",
                 f"expected exactly one blank {WG_BLANK!r}, found {out['sentence'].count(WG_BLANK)}",
@@ -127,20 +145,45 @@ class RowConverter:
             )  # fmt: skip
         label_field = self.task.label_field
         assert label_field is not None
-        raw = record.get(self.mapping.source_column(label_field))
+        raw = record.get(self._label_column)
         if raw is None or (isinstance(raw, str) and not raw.strip()):
             return RowProblem(path, row, label_field, "missing label")
-        key = _label_key(raw)
-        if key in self.mapping.labels:
-            target = self.mapping.labels[key]
-            if target == DROP:
-                return Dropped(key)
-            raw = target
-        label = self._parse_score(raw) if self.task.problem_type == "regression" else self._parse_class(raw)
-        if isinstance(label, str):
-            return RowProblem(path, row, label_field, label, _shown(raw))
+        label = self._label_of(raw)
+        if isinstance(label, Dropped):
+            return label
+        if isinstance(label, _BadLabel):
+            return RowProblem(path, row, label_field, label.reason, label.shown)
         out[label_field] = label
         return out
+
+    def _label_of(self, raw: Any) -> Any:
+        """The label of a raw value: its id or score, Dropped, or _BadLabel.
+
+        Remembered for text and int values: a source repeats a handful of label values
+        a million times. Floats are not (0.0 and -0.0 are equal keys but distinct scores).
+        """
+        if type(raw) not in (str, int):
+            return self._parse_label(raw)
+        label = self._label_memo.get(raw, _MISSING)
+        if label is _MISSING:
+            label = self._parse_label(raw)
+            if len(self._label_memo) < _LABEL_MEMO_SIZE:
+                self._label_memo[raw] = label
+        return label
+
+    def _parse_label(self, raw: Any) -> Any:
+        labels = self.mapping.labels
+        if labels:
+            key = _label_key(raw)
+            if key in labels:
+                target = labels[key]
+                if target == DROP:
+                    return Dropped(key)
+                raw = target
+        label = self._parse_score(raw) if self.task.problem_type == "regression" else self._parse_class(raw)
+        if isinstance(label, str):
+            return _BadLabel(label, _shown(raw))
+        return label
 
     def _parse_score(self, raw: Any) -> float | str:
         low, high = STSB_SCORE_RANGE
@@ -155,8 +198,9 @@ class RowConverter:
     def _parse_class(self, raw: Any) -> int | str:
         key = _label_key(raw)
         names = self.task.label_names
-        if key in self.task.label2id:
-            return self.task.label2id[key]
+        label_id = self._label2id.get(key)
+        if label_id is not None:
+            return label_id
         try:
             number = int(key)
         except ValueError:

@@ -9,6 +9,7 @@ should be JSONL.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import json
 import re
@@ -24,6 +25,9 @@ SUPPORTED_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".json", ".jsonl", ".parq
 
 # Bytes that are not valid UTF-8 come back as lone surrogates under "surrogateescape".
 _UNDECODABLE = re.compile("[\udc80-\udcff]")
+# A JSON escape that decodes to such a surrogate (a superset: any \uDC.. escape).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][cC]")
+_SCAN_CHUNK_BYTES = 1 << 20
 
 Record = dict[str, Any]
 
@@ -60,7 +64,33 @@ def _check_encoding(path: Path, row: int, record: Record) -> None:
             raise SourceError(RowProblem(str(path), row, "(header)", "column name is not valid UTF-8"))
 
 
+def _may_hold_undecodable(path: Path, json_escapes: bool = False) -> bool:
+    """Whether decoded values of ``path`` can hold the surrogates that _check_encoding finds.
+
+    Valid UTF-8 decodes without them, so one fast pass over the bytes spares checking
+    every value of every row; only a file that fails here is checked row by row (which
+    names the row and field). For JSON, ``\\uDCxx`` escapes could produce them too.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    tail = b""  # an escape may straddle two chunks
+    with path.open("rb") as handle:
+        while chunk := handle.read(_SCAN_CHUNK_BYTES):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError:
+                return True
+            if json_escapes and _SURROGATE_ESCAPE.search(tail + chunk):
+                return True
+            tail = chunk[-4:]
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
 def _read_delimited(path: Path, delimiter: str) -> Iterator[tuple[int, Record]]:
+    check_rows = _may_hold_undecodable(path)
     with path.open("r", encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
         reader = csv.reader(handle, delimiter=delimiter)
         try:
@@ -81,11 +111,13 @@ def _read_delimited(path: Path, delimiter: str) -> Iterator[tuple[int, Record]]:
                     )
                 )  # fmt: skip
             record = dict(zip(header, cells, strict=True))
-            _check_encoding(path, row_number, record)
+            if check_rows:
+                _check_encoding(path, row_number, record)
             yield row_number, record
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, Record]]:
+    check_rows = _may_hold_undecodable(path, json_escapes=True)
     with path.open("r", encoding="utf-8-sig", errors="surrogateescape") as handle:
         row_number = 0
         for line in handle:
@@ -98,7 +130,8 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, Record]]:
                 raise SourceError(RowProblem(str(path), row_number, "(row)", f"not valid JSON: {exc.msg}")) from None
             if not isinstance(record, dict):
                 raise SourceError(RowProblem(str(path), row_number, "(row)", "expected a JSON object per line"))
-            _check_encoding(path, row_number, record)
+            if check_rows:
+                _check_encoding(path, row_number, record)
             yield row_number, record
 
 
