@@ -65,6 +65,7 @@ class RunResult:
     validation_metrics: dict[str, float] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     paper_reference: dict[str, Any] | None = None
+    details: dict[str, Any] = field(default_factory=dict)  # non-numeric extras, e.g. GMET category_accuracy
     notes: str = ""
     versions: dict[str, str] = field(default_factory=package_versions)
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))

@@ -7,6 +7,8 @@ descriptions are our own words. Label order is fixed here once and never re-deri
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
@@ -134,12 +136,40 @@ class TaskSpec:
             return ("sentence",)
         return self.input_fields
 
+    def primary_from(self, metrics: Mapping[str, float]) -> float:
+        """This task's primary metric from a dict of its metrics.
+
+        STS-B's primary, the mean of Pearson and Spearman, is derived when a result lists
+        only the two correlations (as the paper's tables do).
+        """
+        name = self.primary_metric
+        if name in metrics:
+            value = float(metrics[name])
+        elif name == "pearson_spearman_mean" and {"pearson", "spearman"} <= metrics.keys():
+            value = (float(metrics["pearson"]) + float(metrics["spearman"])) / 2.0
+        else:
+            raise ValueError(
+                f"results for task {self.name!r} lack its primary metric {name!r}; got: {', '.join(metrics)}"
+            )
+        if not math.isfinite(value):
+            raise ValueError(f"results for task {self.name!r} hold a non-finite {name}: {value!r}")
+        return value
+
     def paper_primary_score(self, model: str) -> float | None:
         """The paper's reported primary metric (0-1) for ``model`` on this task, if any."""
-        from nlue.scoring.nlue_score import primary_score  # scoring imports the registry
-
         scores = self.paper_results.get(model)
-        return primary_score(self.name, scores) if scores else None
+        return self.primary_from(scores) if scores else None
+
+    def paper_reference(self, model_id: str) -> dict[str, object] | None:
+        """The paper's figures on this task for ``model_id`` when it is one of the paper's Hub checkpoints."""
+        for model in PAPER_MODELS:
+            if model.hub_id.lower() == str(model_id).lower():
+                return {
+                    "model": model.name,
+                    "metrics": dict(self.paper_results[model.name]),
+                    "primary_score": self.paper_primary_score(model.name),
+                }
+        return None
 
     def paper_best_model(self) -> tuple[str, float] | None:
         """The paper's best model on this task by the primary metric."""

@@ -9,7 +9,6 @@ are missing and whether it is complete, so that a partial mean is never mistaken
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -46,23 +45,8 @@ class NlueScore:
 
 
 def primary_score(task: str, metrics: Mapping[str, float]) -> float:
-    """The registry's primary metric of ``task`` from a dict of its metrics.
-
-    STS-B's primary, the mean of Pearson and Spearman, is derived when a result lists
-    only the two correlations (as the paper's tables do).
-    """
-    spec = get_task(task)
-    name = spec.primary_metric
-    if name in metrics:
-        value = metrics[name]
-    elif name == "pearson_spearman_mean" and {"pearson", "spearman"} <= metrics.keys():
-        value = (float(metrics["pearson"]) + float(metrics["spearman"])) / 2.0
-    else:
-        raise ValueError(f"results for task {task!r} lack its primary metric {name!r}; got: {', '.join(metrics)}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"results for task {task!r} hold a non-finite {name}: {value!r}")
-    return value
+    """The registry's primary metric of ``task`` from a dict of its metrics (see TaskSpec.primary_from)."""
+    return get_task(task).primary_from(metrics)
 
 
 def nlue_score(results: Mapping[str, Mapping[str, float]], tasks: Iterable[str] = TASK_NAMES) -> NlueScore:

@@ -323,7 +323,7 @@ def run_training(
         },
         seed=training_args.seed,
         timings={"train_seconds": round(train_seconds, 3), "test_seconds": round(eval_seconds, 3)},
-        paper_reference=_paper_reference(task, model_args.model_name_or_path),
+        paper_reference=task.paper_reference(model_args.model_name_or_path),
     )
     results_path = Path(output_dir) / "nlue_results.json"
     card_path = Path(output_dir) / "README.md"
@@ -340,19 +340,6 @@ def run_training(
             logger.info("%s", plan.describe())
             push_folder(plan, f"nlue: {task.name} fine-tune of {model_args.model_name_or_path}", recipe_args.dry_run)
     return RunOutcome(Path(output_dir), results_path, result, card_path, merged_dir)
-
-
-def _paper_reference(task: TaskSpec, model_id: str) -> dict[str, Any] | None:
-    from nlue.paper import PAPER_MODELS
-
-    for model in PAPER_MODELS:
-        if model.hub_id.lower() == model_id.lower():
-            return {
-                "model": model.name,
-                "metrics": dict(task.paper_results[model.name]),
-                "primary_score": task.paper_primary_score(model.name),
-            }
-    return None
 
 
 def _last_checkpoint(output_dir: Path) -> str | None:

@@ -1,0 +1,444 @@
+"""Human judging of GMET predictions: export the judging files, import the judges' verdicts.
+
+Export
+    ``predictions.csv`` (UTF-8 with a byte-order mark, so spreadsheet programs show
+    Devanagari) and ``predictions.jsonl`` hold one row per item: ``id``, ``category``,
+    ``theme``, ``sentence`` (with ``[MASK]``), ``filled`` (the sentence with the predicted
+    word in place), ``prediction``, ``top_k`` and ``answers`` (`` | ``-separated in the
+    CSV, lists in the JSONL), ``automatic`` (the automatic 0/1 verdict) and an empty
+    ``judgment`` column. A judge writes 1 when the predicted word fits the sentence
+    (grammatical, meaningful, fitting the category) and 0 when it does not, whether or not
+    it is among the listed answers.
+
+Import
+    Each judge returns a copy (CSV, TSV or JSONL) with ``id`` and ``judgment`` filled in;
+    other columns are ignored. Every file must give exactly one 0/1 judgment for every
+    item. Problems (unreadable file, missing column, unknown, duplicated or missing ids,
+    values other than 0 or 1) are all reported at once, each with file, row and field.
+
+Majority
+    An item is correct when more judges said 1 than 0. A tie (an even number of judges,
+    split evenly) goes to the automatic verdict by default (``ties="automatic"``: the
+    listed answers break the tie); ``ties="zero"`` counts it as wrong and ``ties="one"``
+    as right. With one judge the majority is that judge.
+
+Agreement
+    Cohen's kappa for two judges, Fleiss' kappa for three or more
+    (:mod:`nlue.gmet.agreement`), the share of unanimous items, the items the judges
+    disagree on, and the agreement (Cohen's kappa) of the majority with the automatic
+    verdict. The scores A, E and C are then recomputed from the majority verdicts with
+    :func:`nlue.scoring.score_task`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from nlue.errors import NlueError, RowProblem
+from nlue.gmet.agreement import agreement, cohen_kappa
+
+TieRule = Literal["automatic", "zero", "one"]
+TIE_RULES: tuple[str, ...] = ("automatic", "zero", "one")
+JUDGING_COLUMNS: tuple[str, ...] = (
+    "id", "category", "theme", "sentence", "filled", "prediction", "top_k", "answers", "automatic", "judgment",
+)  # fmt: skip
+LIST_SEPARATOR = " | "
+MAX_PROBLEMS_SHOWN = 30
+_INTEGER = re.compile(r"^[+-]?\d+$")
+
+
+class JudgmentFileError(NlueError):
+    """One or more judgment files cannot be used; ``problems`` says where and why."""
+
+    def __init__(self, problems: Sequence[RowProblem]) -> None:
+        self.problems = list(problems)
+        shown = [f"  - {p.describe()}" for p in self.problems[:MAX_PROBLEMS_SHOWN]]
+        if len(self.problems) > MAX_PROBLEMS_SHOWN:
+            shown.append(f"  ... and {len(self.problems) - MAX_PROBLEMS_SHOWN} more")
+        noun = "problem" if len(self.problems) == 1 else "problems"
+        super().__init__(f"bad judgment file(s), {len(self.problems)} {noun}:\n" + "\n".join(shown))
+
+
+# ---------------------------------------------------------------------------------------- export
+def write_judging_files(rows: Sequence[Mapping[str, Any]], out: Path, stem: str = "predictions") -> tuple[Path, Path]:
+    """Write the judging rows as ``<stem>.csv`` and ``<stem>.jsonl`` in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path, jsonl_path = out / f"{stem}.csv", out / f"{stem}.jsonl"
+    columns = list(JUDGING_COLUMNS)
+    with csv_path.open("w", encoding="utf-8-sig", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([_cell(row.get(c, "")) for c in columns])
+    with jsonl_path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(dict(row), ensure_ascii=False) + "\n")
+    return csv_path, jsonl_path
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return LIST_SEPARATOR.join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
+# ---------------------------------------------------------------------------------------- reading
+def read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """The data rows of a CSV, TSV or JSONL file as (1-based row number, record) pairs."""
+    path = Path(path)
+    name = str(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".tsv", ".jsonl"):
+        raise JudgmentFileError([RowProblem(name, 0, "file", "expected a .csv, .tsv or .jsonl judgment file")])
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise JudgmentFileError([RowProblem(name, 0, "file", "no such file")]) from None
+    except UnicodeDecodeError as exc:
+        raise JudgmentFileError(
+            [RowProblem(name, 0, "file", f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
+        ) from None
+    except OSError as exc:
+        raise JudgmentFileError([RowProblem(name, 0, "file", f"cannot be read: {exc.strerror or exc}")]) from None
+    if not text.strip():
+        raise JudgmentFileError([RowProblem(name, 0, "file", "the file is empty")])
+    if suffix == ".jsonl":
+        return _jsonl_rows(name, text)
+    header_line = text.split("\n", 1)[0]
+    delimiter = "\t" if suffix == ".tsv" else ","
+    if suffix == ".csv" and ";" in header_line and "," not in header_line:
+        delimiter = ";"  # spreadsheet programs in many locales save CSV with semicolons
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header = [h.strip() if h else h for h in (reader.fieldnames or [])]
+    reader.fieldnames = header
+    try:
+        rows = [(number, dict(record)) for number, record in enumerate(reader, start=1)]
+    except csv.Error as exc:
+        raise JudgmentFileError([RowProblem(name, reader.line_num, "file", f"malformed CSV: {exc}")]) from None
+    for number, record in rows:
+        if None in record:  # more cells than header columns
+            raise JudgmentFileError(
+                [RowProblem(name, number, "file", "row has more cells than the header has columns")]
+            )
+    return rows
+
+
+def _jsonl_rows(name: str, text: str) -> list[tuple[int, dict[str, Any]]]:
+    rows, problems = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(RowProblem(name, number, "line", f"not valid JSON ({exc.msg})", line[:60]))
+            continue
+        if not isinstance(record, dict):
+            problems.append(RowProblem(name, number, "line", "expected a JSON object per line", line[:60]))
+            continue
+        rows.append((number, record))
+    if problems:
+        raise JudgmentFileError(problems)
+    return rows
+
+
+def parse_id(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _INTEGER.match(value.strip()):
+        return int(value.strip())
+    return None
+
+
+def parse_judgment(value: Any) -> int | None:
+    """0 or 1 from an int, a float 0.0/1.0 or the strings "0"/"1"; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float) and value in (0, 1):
+        return int(value)
+    if isinstance(value, str) and value.strip() in ("0", "1"):
+        return int(value.strip())
+    return None
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def read_judgments(path: Path, item_ids: Sequence[int], problems: list[RowProblem]) -> dict[int, int]:
+    """One judge's 0/1 verdict per item id; problems are appended to ``problems``."""
+    name = str(path)
+    try:
+        rows = read_rows(Path(path))
+    except JudgmentFileError as exc:
+        problems.extend(exc.problems)
+        return {}
+    columns = set().union(*(record.keys() for _, record in rows)) if rows else set()
+    for column in ("id", "judgment"):
+        if column not in columns:
+            problems.append(
+                RowProblem(name, 0, column, f"missing column {column!r} (columns found: {sorted(columns)})")
+            )
+    if not rows or not {"id", "judgment"} <= columns:
+        if not rows:
+            problems.append(RowProblem(name, 0, "file", "the file has no data rows"))
+        return {}
+    wanted = set(item_ids)
+    verdicts: dict[int, int] = {}
+    first_row: dict[int, int] = {}
+    for number, record in rows:
+        raw_id = record.get("id")
+        item_id = parse_id(raw_id)
+        if _blank(raw_id):
+            problems.append(RowProblem(name, number, "id", "empty; every row needs the item's id"))
+            continue
+        if item_id is None:
+            problems.append(RowProblem(name, number, "id", "not an item id (an integer)", str(raw_id)))
+            continue
+        if item_id not in wanted:
+            problems.append(RowProblem(name, number, "id", "unknown item id (not among the judged items)", str(raw_id)))
+            continue
+        if item_id in first_row:
+            problems.append(
+                RowProblem(
+                    name, number, "id", f"duplicated id: item {item_id} was judged already in row {first_row[item_id]}"
+                )
+            )
+            continue
+        first_row[item_id] = number
+        raw = record.get("judgment")
+        if _blank(raw):
+            problems.append(RowProblem(name, number, "judgment", "empty; write 1 (right) or 0 (wrong)"))
+            continue
+        verdict = parse_judgment(raw)
+        if verdict is None:
+            problems.append(RowProblem(name, number, "judgment", "must be 0 (wrong) or 1 (right)", str(raw)))
+            continue
+        verdicts[item_id] = verdict
+    missing = [i for i in item_ids if i not in first_row]
+    if missing:
+        shown = ", ".join(str(i) for i in missing[:15]) + (", ..." if len(missing) > 15 else "")
+        problems.append(RowProblem(name, 0, "id", f"no row for {len(missing)} item(s): ids {shown}"))
+    return verdicts
+
+
+# ---------------------------------------------------------------------------------------- reference items
+@dataclass(frozen=True)
+class JudgedItem:
+    """What the judging import needs to know of one item."""
+
+    id: int
+    category: str
+    theme: str
+    sentence: str
+    prediction: str
+    answers: tuple[str, ...]
+    automatic: int | None
+
+
+def _as_list(value: Any) -> tuple[str, ...]:
+    if isinstance(value, list | tuple):
+        return tuple(str(v) for v in value)
+    if isinstance(value, str) and value.strip():
+        return tuple(v.strip() for v in value.split(LIST_SEPARATOR.strip()) if v.strip())
+    return ()
+
+
+def reference_items(path: Path, *, need_automatic: bool) -> list[JudgedItem]:
+    """The judged items from an exported predictions file (or a judge's full copy of it)."""
+    name = str(path)
+    rows = read_rows(Path(path))
+    problems: list[RowProblem] = []
+    items: list[JudgedItem] = []
+    seen: dict[int, int] = {}
+    required = ["id", "category", "prediction"] + (["automatic"] if need_automatic else [])
+    for number, record in rows:
+        missing = [c for c in required if c not in record]
+        if missing:
+            problems.append(
+                RowProblem(name, number, missing[0], f"the item list needs columns {required}; missing {missing}")
+            )
+            break
+        item_id = parse_id(record.get("id"))
+        if item_id is None:
+            problems.append(RowProblem(name, number, "id", "not an item id (an integer)", str(record.get("id"))))
+            continue
+        if item_id in seen:
+            problems.append(
+                RowProblem(name, number, "id", f"duplicated id: item {item_id} is listed in row {seen[item_id]}")
+            )
+            continue
+        seen[item_id] = number
+        automatic = parse_judgment(record.get("automatic")) if "automatic" in record else None
+        if need_automatic and automatic is None:
+            problems.append(RowProblem(name, number, "automatic", "must be 0 or 1", str(record.get("automatic"))))
+            continue
+        category = str(record.get("category") or "").strip()
+        if not category:
+            problems.append(RowProblem(name, number, "category", "empty; every item needs its category"))
+            continue
+        items.append(
+            JudgedItem(
+                id=item_id,
+                category=category,
+                theme=str(record.get("theme") or ""),
+                sentence=str(record.get("sentence") or ""),
+                prediction=str(record.get("prediction") or ""),
+                answers=_as_list(record.get("answers")),
+                automatic=automatic,
+            )
+        )
+    if problems:
+        raise JudgmentFileError(problems)
+    if not items:
+        raise JudgmentFileError([RowProblem(name, 0, "file", "no items listed")])
+    return items
+
+
+# ---------------------------------------------------------------------------------------- combining
+@dataclass
+class JudgingOutcome:
+    """The judges' verdicts combined: majority, agreement, disagreements and the recomputed scores."""
+
+    judges: list[str]
+    items: list[JudgedItem]
+    ratings: np.ndarray  # items x judges, 0/1
+    majority: np.ndarray  # 0/1 per item
+    ties: list[int]  # ids of tied items
+    tie_rule: str
+    agreement: dict[str, Any]
+    automatic_agreement: dict[str, Any]
+    disagreements: list[dict[str, Any]] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "judges": self.judges,
+            "items": len(self.items),
+            "tie_rule": self.tie_rule,
+            "ties": self.ties,
+            "agreement": self.agreement,
+            "majority_vs_automatic": self.automatic_agreement,
+            "disagreements": len(self.disagreements),
+            "metrics": self.metrics,
+        }
+
+
+def judge_names(paths: Sequence[Path]) -> list[str]:
+    """A distinct name per judgment file: its stem, numbered when stems repeat."""
+    names: list[str] = []
+    for path in paths:
+        stem = Path(path).stem
+        name, k = stem, 2
+        while name in names:
+            name, k = f"{stem}_{k}", k + 1
+        names.append(name)
+    return names
+
+
+def majority_vote(
+    ratings: np.ndarray, automatic: Sequence[int | None] | None, tie_rule: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Majority verdict per item and a mask of tied items (see the module docstring for ties)."""
+    if tie_rule not in TIE_RULES:
+        raise ValueError(f"unknown tie rule {tie_rule!r}; choose one of {', '.join(TIE_RULES)}")
+    ones = ratings.sum(axis=1)
+    zeros = ratings.shape[1] - ones
+    tied = ones == zeros
+    majority = (ones > zeros).astype(np.int64)
+    if tied.any():
+        if tie_rule == "automatic":
+            if automatic is None or any(a is None for a in automatic):
+                raise NlueError("ties go to the automatic verdict, but the item list has no 'automatic' column")
+            majority[tied] = np.asarray(automatic, dtype=np.int64)[tied]
+        else:
+            majority[tied] = 1 if tie_rule == "one" else 0
+    return majority, tied
+
+
+def combine_judgments(
+    paths: Sequence[Path],
+    items: Sequence[JudgedItem],
+    *,
+    tie_rule: str = "automatic",
+    bootstrap_resamples: int | None = 1000,
+    seed: int | None = 42,
+) -> JudgingOutcome:
+    """Read every judge's file, check them, take the majority and recompute the GMET scores."""
+    from nlue.scoring import score_task
+
+    if not paths:
+        raise NlueError("give at least one judgment file")
+    ids = [item.id for item in items]
+    problems: list[RowProblem] = []
+    per_judge = [read_judgments(Path(path), ids, problems) for path in paths]
+    if problems:
+        raise JudgmentFileError(problems)
+    names = judge_names(paths)
+    ratings = np.array([[verdicts[i] for verdicts in per_judge] for i in ids], dtype=np.int64)
+    automatic = [item.automatic for item in items]
+    majority, tied = majority_vote(ratings, automatic, tie_rule)
+    stats = agreement(ratings)
+    if all(a is not None for a in automatic):
+        auto = np.asarray(automatic, dtype=np.int64)
+        automatic_agreement = {"kappa": cohen_kappa(majority, auto), "same_verdict": float((majority == auto).mean())}
+    else:
+        automatic_agreement = {"kappa": None, "same_verdict": None}
+    disagreements = []
+    for row, item in enumerate(items):
+        if len(set(ratings[row].tolist())) > 1:
+            disagreements.append(
+                {
+                    "id": item.id,
+                    "category": item.category,
+                    "sentence": item.sentence,
+                    "prediction": item.prediction,
+                    **{name: int(ratings[row, j]) for j, name in enumerate(names)},
+                    "majority": int(majority[row]),
+                    "tie": bool(tied[row]),
+                    "automatic": item.automatic,
+                }
+            )
+    metrics = score_task(
+        "gmet",
+        [item.prediction for item in items],
+        majority.tolist(),
+        categories=[item.category for item in items],
+        bootstrap_resamples=bootstrap_resamples or None,
+        seed=seed,
+    )
+    return JudgingOutcome(
+        judges=names,
+        items=list(items),
+        ratings=ratings,
+        majority=majority,
+        ties=[item.id for item, t in zip(items, tied.tolist(), strict=True) if t],
+        tie_rule=tie_rule,
+        agreement=stats,
+        automatic_agreement=automatic_agreement,
+        disagreements=disagreements,
+        metrics=metrics,
+    )
+
+
+def write_table(path: Path, rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> Path:
+    """A CSV (UTF-8 with BOM) of ``rows`` restricted to ``columns``."""
+    with path.open("w", encoding="utf-8-sig", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([_cell(row.get(c, "")) for c in columns])
+    return path

@@ -1,0 +1,519 @@
+"""Whole-word mask filling with any masked language model, scored by left-to-right PLL.
+
+How a word is scored
+--------------------
+The dataset's ``[MASK]`` placeholder stands for one whole word. A candidate word ``w``
+is put in its place and the sentence tokenised; the tokens that cover ``w`` (plus the
+space before it, so byte-level BPE ``Ġ`` and SentencePiece ``▁`` pieces belong to the
+word) are its ``n`` pieces ``p_1 .. p_n``; the others are the context ``L`` and ``R``.
+The tokenizer's own mask token (``[MASK]``, ``<mask>``, ...) is written at the piece
+positions by id, so any fill-mask checkpoint works whatever its mask string.
+
+The word's log-likelihood is the "PLL-word-l2r" pseudo-log-likelihood of Kauf & Ivanova
+(2023, *A Better Way to Do Masked Language Model Scoring*)::
+
+    PLL(w) = sum_{i=1..n} log p( p_i | L, p_1 .. p_{i-1}, [MASK] x (n - i + 1), R )
+
+the piece being scored and every piece to its right are masked, the pieces to its left
+are filled in. Unlike the original PLL (mask one piece, fill all others), a piece can
+not be "read off" from its own later pieces, so multi-piece words are not over-scored;
+and the first factor is the probability under ``n`` masks, so the score is the model's
+left-to-right (chain rule) probability of the whole word. ``n`` forward passes per
+word, the first shared by every word of the same length.
+
+Length fairness: candidates of different lengths are compared by
+``PLL(w) / n ** length_alpha``. The default ``length_alpha = 1`` is the mean
+log-probability per piece (a geometric mean): a three-piece word is neither punished
+for needing three factors (as the raw sum would) nor rewarded beyond its pieces'
+typical probability. ``length_alpha = 0`` ranks by the raw joint log-likelihood.
+Known trade-off: under ``n`` masks the model knows more pieces follow, so later pieces
+of a word are often easy; with the mean, a greedy completion can ride on a strong first
+piece (a weak model proposes agglutinated non-words this way). ``max_pieces = 1`` keeps
+the model's own proposals to single pieces (answers are still scored whole), and
+``length_alpha`` between 0 and 1 moves the balance; record the choice with the results
+(it is in their ``hyperparameters``).
+
+Candidates
+----------
+For every item: its acceptable answers (unless ``answer_candidates=False``); the
+``top_k`` most likely word-initial tokens at a single mask that decode to a whole word;
+and for ``n = 2 .. max_pieces`` a greedy multi-piece completion (the best word-initial
+piece under ``n`` masks, then the best continuation piece at each next mask). All are
+scored by the PLL above and ranked; the top ``top_k`` distinct words (compared with
+:func:`nlue.normalize.normalize_answer`) are the item's whole-word predictions.
+
+Speed: every forward pass a run needs (proposals, greedy steps, PLL factors) is keyed by
+its token ids, de-duplicated across candidates and items, sorted by length and batched;
+only the masked positions go through the vocabulary projection (a forward pre-hook on
+the output embeddings selects them) so large vocabularies cost little.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nlue.errors import NlueError
+from nlue.gmet.items import GmetItem, ItemPrediction
+from nlue.normalize import normalize_answer
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TOP_K = 10
+DEFAULT_MAX_PIECES = 3
+DEFAULT_LENGTH_ALPHA = 1.0
+DEFAULT_BATCH_SIZE = 64
+_FALLBACK_PLACEHOLDER = "क"
+
+Key = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A sentence with one word in place, split into context and the word's pieces."""
+
+    left: Key
+    pieces: Key
+    right: Key
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """What one forward pass must tell at one position: target log-probs and/or a top-k."""
+
+    key: Key
+    pos: int
+    targets: tuple[int, ...] = ()
+    top: int = 0
+    allowed: str = ""  # "start" or "continue": which tokens a top-k may return
+
+
+def mask_token_of(tokenizer: Any, name: str) -> tuple[str, int]:
+    """The tokenizer's mask token and id; a clear error when it has none."""
+    token = getattr(tokenizer, "mask_token", None)
+    token_id = getattr(tokenizer, "mask_token_id", None)
+    if token is None or token_id is None:
+        raise NlueError(
+            f"{name}: its tokenizer has no mask token, so it is not a masked language model; "
+            "GMET needs a fill-mask checkpoint (BERT [MASK], RoBERTa/XLM-R <mask>, DeBERTa, ...)"
+        )
+    return str(token), int(token_id)
+
+
+def masked_text(sentence: str, tokenizer: Any, placeholder: str = "[MASK]") -> str:
+    """``sentence`` with the dataset's placeholder replaced by the tokenizer's own mask string."""
+    token, _ = mask_token_of(tokenizer, getattr(tokenizer, "name_or_path", "model"))
+    return sentence.replace(placeholder, token)
+
+
+def pick_device(device: str = "auto") -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def vocabulary_classes(tokenizer: Any, vocab_size: int) -> tuple[list[bool], list[bool]]:
+    """Which token ids may start a word and which may continue one.
+
+    The tokenizer's piece convention decides: SentencePiece marks word starts with ``▁``,
+    byte-level BPE with ``Ġ``, WordPiece marks continuations with ``##``. Special tokens
+    and ids the tokenizer does not know are neither. With no recognisable convention
+    every ordinary token is both.
+    """
+    tokens = [None] * vocab_size
+    known = tokenizer.convert_ids_to_tokens(list(range(min(vocab_size, len(tokenizer)))))
+    tokens[: len(known)] = known
+    special = set(tokenizer.all_special_ids)
+    ordinary = [t is not None and i not in special for i, t in enumerate(tokens)]
+    texts = [t or "" for t in tokens]
+    if any(t.startswith("▁") for t in texts):
+        start = [t.startswith("▁") for t in texts]
+    elif any(t.startswith("Ġ") for t in texts):
+        start = [t.startswith("Ġ") for t in texts]
+    elif any(t.startswith("##") for t in texts):
+        start = [not t.startswith("##") for t in texts]
+    else:
+        return ordinary, ordinary
+    starts = [o and s for o, s in zip(ordinary, start, strict=True)]
+    continues = [o and not s for o, s in zip(ordinary, start, strict=True)]
+    return starts, continues
+
+
+class MaskedLMPredictor:
+    """Ranks whole-word candidates for GMET items with a masked LM (see the module docstring)."""
+
+    kind = "zero-shot"
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        name: str,
+        *,
+        device: str = "auto",
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        top_k: int = DEFAULT_TOP_K,
+        max_pieces: int = DEFAULT_MAX_PIECES,
+        length_alpha: float = DEFAULT_LENGTH_ALPHA,
+        answer_candidates: bool = True,
+        show_progress: bool = True,
+    ) -> None:
+        import torch
+
+        self.name = name
+        self.mask_token, self.mask_id = mask_token_of(tokenizer, name)
+        if not getattr(tokenizer, "is_fast", False):
+            raise NlueError(f"{name}: GMET scoring needs a fast tokenizer (character offsets); this one is slow")
+        if top_k < 1 or max_pieces < 1 or batch_size < 1:
+            raise ValueError("top_k, max_pieces and batch_size must be at least 1")
+        self.tokenizer = tokenizer
+        self.device = pick_device(device)
+        self.model = model.to(self.device).eval()
+        self.batch_size = batch_size
+        self.top_k = top_k
+        self.max_pieces = max_pieces
+        self.length_alpha = float(length_alpha)
+        self.answer_candidates = answer_candidates
+        self.show_progress = show_progress
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        config = getattr(model, "config", None)
+        max_positions = getattr(config, "max_position_embeddings", None) or 512
+        model_max = getattr(tokenizer, "model_max_length", None) or 512
+        # RoBERTa-style models offset positions by the padding index: keep two spare.
+        self.max_length = int(min(model_max if model_max < 1_000_000 else 512, max_positions - 2))
+        vocab_size = int(getattr(config, "vocab_size", None) or len(tokenizer))
+        starts, continues = vocabulary_classes(tokenizer, vocab_size)
+        self._vocab_size = vocab_size
+        self._bias = {
+            "start": torch.tensor([0.0 if ok else float("-inf") for ok in starts]),
+            "continue": torch.tensor([0.0 if ok else float("-inf") for ok in continues]),
+        }
+        self._logp: dict[tuple[Key, int, int], float] = {}
+        self._top: dict[tuple[Key, int, str, int], list[tuple[int, float]]] = {}
+        self.forward_sequences = 0
+        self.last_pass_sliced = False  # whether the last forward pass projected only the masked positions
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str, **kwargs: Any) -> MaskedLMPredictor:
+        """Load a fill-mask checkpoint (Hub id or local folder); refuse one without a mask token."""
+        from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+        except (OSError, ValueError) as exc:
+            raise NlueError(f"{name_or_path}: cannot load its tokenizer: {exc}") from exc
+        mask_token_of(tokenizer, name_or_path)  # refuse before loading weights
+        try:
+            model = AutoModelForMaskedLM.from_pretrained(name_or_path)
+        except ValueError as exc:
+            raise NlueError(f"{name_or_path}: is not a masked language model (fill-mask): {exc}") from exc
+        except OSError as exc:
+            raise NlueError(f"{name_or_path}: cannot load the model: {exc}") from exc
+        return cls(model, tokenizer, name_or_path, **kwargs)
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "scoring": "PLL-word-l2r / pieces**length_alpha",
+            "top_k": self.top_k,
+            "max_pieces": self.max_pieces,
+            "length_alpha": self.length_alpha,
+            "answer_candidates": self.answer_candidates,
+            "batch_size": self.batch_size,
+            "device": self.device,
+            "mask_token": self.mask_token,
+        }
+
+    # ------------------------------------------------------------------ encoding
+    def encode(self, items: Sequence[GmetItem], words: Sequence[str]) -> list[Encoded | None]:
+        """Each item's sentence with its word in place, split into (left, pieces, right) ids."""
+        texts = [item.filled(word) for item, word in zip(items, words, strict=True)]
+        if not texts:
+            return []
+        enc = self.tokenizer(
+            texts, return_offsets_mapping=True, return_special_tokens_mask=True, add_special_tokens=True
+        )
+        out: list[Encoded | None] = []
+        for position, (item, word) in enumerate(zip(items, words, strict=True)):
+            ids = enc["input_ids"][position]
+            offsets = enc["offset_mapping"][position]
+            special = enc["special_tokens_mask"][position]
+            start, end = len(item.left), len(item.left) + len(word)
+            reach = start
+            while reach > 0 and item.left[reach - 1].isspace():
+                reach -= 1
+            inside = [i for i, (a, b) in enumerate(offsets) if not special[i] and a < end and b > reach]
+            if not inside or not word:
+                out.append(None)
+                continue
+            first, last = inside[0], inside[-1]
+            out.append(self._fit(Encoded(tuple(ids[:first]), tuple(ids[first : last + 1]), tuple(ids[last + 1 :]))))
+        return out
+
+    def _fit(self, encoded: Encoded) -> Encoded | None:
+        """Trim far context so that the word with ``max_pieces`` or its own pieces fits the model."""
+        width = max(len(encoded.pieces), self.max_pieces)
+        left, right = list(encoded.left), list(encoded.right)
+        over = len(left) + width + len(right) - self.max_length
+        if over <= 0:
+            return encoded
+        if width + 2 > self.max_length:
+            return None
+        while over > 0:  # drop the outermost non-boundary token of the longer side
+            if len(left) >= len(right) and len(left) > 1:
+                del left[1]
+            elif len(right) > 1:
+                del right[-2]
+            else:
+                return None
+            over -= 1
+        return Encoded(tuple(left), encoded.pieces, tuple(right))
+
+    def l2r_asks(self, encoded: Encoded) -> list[_Ask]:
+        """The n forward passes of the PLL-word-l2r score of one encoded word."""
+        n = len(encoded.pieces)
+        asks = []
+        for i in range(n):
+            key = encoded.left + encoded.pieces[:i] + (self.mask_id,) * (n - i) + encoded.right
+            asks.append(_Ask(key, len(encoded.left) + i, targets=(encoded.pieces[i],)))
+        return asks
+
+    def log_likelihood(self, encoded: Encoded) -> float:
+        """The PLL-word-l2r log-likelihood of an encoded word (its passes must have run)."""
+        total = 0.0
+        for ask in self.l2r_asks(encoded):
+            total += self._logp[(ask.key, ask.pos, ask.targets[0])]
+        return total
+
+    def normalised(self, log_likelihood: float, pieces: int) -> float:
+        return log_likelihood / (pieces**self.length_alpha)
+
+    def word_of(self, ids: Iterable[int]) -> str:
+        """The whole word that ``ids`` decode to, or "" when they do not form one word."""
+        text = self.tokenizer.decode(list(ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        word = normalize_answer(text)
+        if not word or any(ch.isspace() for ch in word) or "\ufffd" in word:
+            return ""
+        return word
+
+    # ------------------------------------------------------------------ forward passes
+    def run(self, asks: Iterable[_Ask], progress: Any = None) -> None:
+        """Answer ``asks`` with as few, as full batches as possible (results go to the caches)."""
+        import torch
+
+        by_key: dict[Key, list[_Ask]] = defaultdict(list)
+        for ask in asks:
+            done = all((ask.key, ask.pos, t) in self._logp for t in ask.targets)
+            if done and (not ask.top or (ask.key, ask.pos, ask.allowed, ask.top) in self._top):
+                continue
+            by_key[ask.key].append(ask)
+        keys = sorted(by_key, key=len)
+        if progress is not None:
+            progress.total = (progress.total or 0) + len(keys)
+            progress.refresh()
+        for begin in range(0, len(keys), self.batch_size):
+            batch = keys[begin : begin + self.batch_size]
+            positions = [sorted({ask.pos for ask in by_key[key]}) for key in batch]
+            rows = [r for r, pos in enumerate(positions) for _ in pos]
+            cols = [p for pos in positions for p in pos]
+            width = max(len(key) for key in batch)
+            ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
+            attention = torch.zeros((len(batch), width), dtype=torch.long)
+            for r, key in enumerate(batch):
+                ids[r, : len(key)] = torch.tensor(key)
+                attention[r, : len(key)] = 1
+            logp = self._log_probs(ids, attention, rows, cols)
+            self.forward_sequences += len(batch)
+            self._collect(batch, by_key, positions, logp)
+            if progress is not None:
+                progress.update(len(batch))
+
+    def _log_probs(self, ids: Any, attention: Any, rows: list[int], cols: list[int]) -> Any:
+        """Log-softmax over the vocabulary at (row, col) positions only: an (N, V) float tensor on the CPU."""
+        import torch
+
+        rows_t = torch.tensor(rows, device=self.device)
+        cols_t = torch.tensor(cols, device=self.device)
+        state = {"sliced": False}
+
+        def select(_module: Any, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+            hidden = args[0] if args else None
+            if isinstance(hidden, torch.Tensor) and hidden.dim() == 3 and tuple(hidden.shape[:2]) == tuple(ids.shape):
+                state["sliced"] = True
+                return (hidden[rows_t, cols_t], *args[1:])
+            return None
+
+        head = self.model.get_output_embeddings() if hasattr(self.model, "get_output_embeddings") else None
+        handle = head.register_forward_pre_hook(select) if isinstance(head, torch.nn.Module) else None
+        try:
+            with torch.inference_mode():
+                out = self.model(input_ids=ids.to(self.device), attention_mask=attention.to(self.device))
+        finally:
+            if handle is not None:
+                handle.remove()
+        logits = out.logits if hasattr(out, "logits") else out[0]
+        self.last_pass_sliced = bool(state["sliced"] and logits.dim() == 2 and logits.shape[0] == len(rows))
+        if self.last_pass_sliced:
+            picked = logits
+        elif logits.dim() == 3:
+            picked = logits[rows_t, cols_t]
+        else:
+            raise NlueError(f"{self.name}: unexpected logits of shape {tuple(logits.shape)} from the model")
+        return torch.log_softmax(picked.float(), dim=-1).cpu()
+
+    def _collect(self, batch: list[Key], by_key: dict[Key, list[_Ask]], positions: list[list[int]], logp: Any) -> None:
+        import torch
+
+        row_of = {}
+        j = 0
+        for key, pos in zip(batch, positions, strict=True):
+            for p in pos:
+                row_of[(key, p)] = j
+                j += 1
+        gather_rows, gather_tokens, gather_keys = [], [], []
+        tops: dict[tuple[str, int], list[tuple[Key, int]]] = defaultdict(list)
+        for key in batch:
+            for ask in by_key[key]:
+                for target in ask.targets:
+                    gather_rows.append(row_of[(key, ask.pos)])
+                    gather_tokens.append(target)
+                    gather_keys.append((key, ask.pos, target))
+                if ask.top:
+                    tops[(ask.allowed, ask.top)].append((key, ask.pos))
+        if gather_rows:
+            values = logp[torch.tensor(gather_rows), torch.tensor(gather_tokens)].tolist()
+            self._logp.update(zip(gather_keys, values, strict=True))
+        vocab = logp.shape[-1]
+        for (allowed, top), places in tops.items():
+            bias = self._bias[allowed]
+            if bias.shape[0] != vocab:  # model and config disagree on the vocabulary size
+                bias = torch.nn.functional.pad(bias[:vocab], (0, max(0, vocab - bias.shape[0])), value=float("-inf"))
+            picked = logp[torch.tensor([row_of[place] for place in places])] + bias
+            k = min(top, vocab)
+            values, indices = picked.topk(k, dim=-1)
+            for (key, pos), vals, idx in zip(places, values.tolist(), indices.tolist(), strict=True):
+                found = [(t, v) for t, v in zip(idx, vals, strict=True) if v != float("-inf")]
+                self._top[(key, pos, allowed, top)] = found
+                for t, v in found:
+                    self._logp[(key, pos, t)] = v
+
+    # ------------------------------------------------------------------ prediction
+    def predict(self, items: Sequence[GmetItem]) -> list[ItemPrediction]:
+        """Ranked whole-word predictions for every item (one batched pass per round)."""
+        from tqdm.auto import tqdm
+
+        self._logp.clear()
+        self._top.clear()
+        with tqdm(total=0, unit="seq", desc=f"GMET {self.name}", disable=not self.show_progress) as bar:
+            return self._predict(items, bar)
+
+    def _predict(self, items: Sequence[GmetItem], bar: Any) -> list[ItemPrediction]:
+        mask = self.mask_id
+        fetch = self.top_k * 3 + 5  # some top tokens are punctuation or not a whole word
+        placeholders = [item.answers[0] if item.answers else _FALLBACK_PLACEHOLDER for item in items]
+        contexts: list[Encoded] = []
+        for item, ctx in zip(items, self.encode(items, placeholders), strict=True):
+            if ctx is None:
+                raise NlueError(f"GMET item {item.id}: the sentence does not fit {self.name}'s input length")
+            contexts.append(ctx)
+
+        def masked(ctx: Encoded, filled: Sequence[int], n: int) -> Key:
+            return ctx.left + tuple(filled) + (mask,) * (n - len(filled)) + ctx.right
+
+        # Round 1: single-mask proposals, the first greedy piece for every length, the answers' PLL passes.
+        asks: list[_Ask] = []
+        answer_enc: list[list[tuple[str, Encoded | None]]] = [[] for _ in items]
+        if self.answer_candidates:
+            flat = [(i, a) for i, item in enumerate(items) for a in _distinct(item.answers)]
+            for (i, answer), enc in zip(
+                flat, self.encode([items[i] for i, _ in flat], [a for _, a in flat]), strict=True
+            ):
+                answer_enc[i].append((answer, enc))
+                if enc is not None:
+                    asks.extend(self.l2r_asks(enc))
+        for ctx in contexts:
+            for n in range(1, self.max_pieces + 1):
+                asks.append(_Ask(masked(ctx, (), n), len(ctx.left), top=fetch if n == 1 else 1, allowed="start"))
+        self.run(asks, bar)
+        # Greedy multi-piece completions: one round per further piece, batched over items and lengths.
+        greedy: dict[tuple[int, int], list[int]] = {}
+        for i, ctx in enumerate(contexts):
+            for n in range(2, self.max_pieces + 1):
+                found = self._top.get((masked(ctx, (), n), len(ctx.left), "start", 1))
+                if found:
+                    greedy[(i, n)] = [found[0][0]]
+        for step in range(1, self.max_pieces):
+            growing = {(i, n): chosen for (i, n), chosen in greedy.items() if n > step and len(chosen) == step}
+            if not growing:
+                break
+            places = {
+                (i, n): (masked(contexts[i], chosen, n), len(contexts[i].left) + step)
+                for (i, n), chosen in growing.items()
+            }
+            self.run([_Ask(key, pos, top=1, allowed="continue") for key, pos in places.values()], bar)
+            for slot, (key, pos) in places.items():
+                found = self._top.get((key, pos, "continue", 1))
+                if found:
+                    growing[slot].append(found[0][0])
+        # Candidates: the model's own words first (so that exact ties never favour a listed answer), then answers.
+        proposals: list[list[str]] = [[] for _ in items]
+        for i, ctx in enumerate(contexts):
+            for token, _ in self._top.get((masked(ctx, (), 1), len(ctx.left), "start", fetch), []):
+                word = self.word_of([token])
+                if word:
+                    proposals[i].append(word)
+                if len(proposals[i]) >= self.top_k:
+                    break
+        for (i, n), chosen in sorted(greedy.items()):
+            if len(chosen) == n and (word := self.word_of(chosen)):
+                proposals[i].append(word)
+        flat = [(i, w) for i in range(len(items)) for w in _distinct(proposals[i])]
+        candidates: list[list[tuple[str, Encoded | None]]] = [[] for _ in items]
+        asks = []
+        for (i, word), enc in zip(flat, self.encode([items[i] for i, _ in flat], [w for _, w in flat]), strict=True):
+            candidates[i].append((word, enc))
+            if enc is not None:
+                asks.extend(self.l2r_asks(enc))
+        self.run(asks, bar)
+        for i, entries in enumerate(answer_enc):
+            known = {normalize_answer(word) for word, _ in candidates[i]}
+            candidates[i].extend((word, enc) for word, enc in entries if normalize_answer(word) not in known)
+        return [self._rank(item, entries) for item, entries in zip(items, candidates, strict=True)]
+
+    def _rank(self, item: GmetItem, entries: list[tuple[str, Encoded | None]]) -> ItemPrediction:
+        scored = []
+        for order, (word, enc) in enumerate(entries):
+            if enc is None:
+                continue
+            ll = self.log_likelihood(enc)
+            scored.append((-self.normalised(ll, len(enc.pieces)), order, word, ll, len(enc.pieces)))
+        scored.sort()
+        out = ItemPrediction(id=item.id, top_k=[], scores=[])
+        seen: set[str] = set()
+        for negative, _, word, ll, pieces in scored:
+            key = normalize_answer(word)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.top_k.append(word)
+            out.scores.append(round(-negative, 6))
+            out.pieces.append(pieces)
+            out.log_likelihoods.append(round(ll, 6))
+            if len(out.top_k) == self.top_k:
+                break
+        return out
+
+
+def _distinct(words: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for word in words:
+        key = normalize_answer(word)
+        if key and key not in seen:
+            seen.add(key)
+            out.append(word)
+    return out
