@@ -21,7 +21,7 @@ BASELINE_NAME = "tiny-bert-baseline"
 
 
 def train_baselines(
-    dataset: str | None, out: Path, results_dir: Path, epochs: int = 15, seed: int = 42
+    dataset: str | None, out: Path, results_dir: Path, epochs: int = 10, seed: int = 42
 ) -> dict[str, RunResult]:
     """Fine-tune the tiny encoder on every classification/regression task; returns each task's result."""
     from nlue.tiny_models import save_tiny_encoder
@@ -55,6 +55,7 @@ def train_baselines(
                 seed=seed,
                 disable_tqdm=True,
                 save_strategy="no",
+                eval_strategy="no",  # no early stopping here, so per-epoch validation would be wasted work
                 load_best_model_at_end=False,
             ),
         )

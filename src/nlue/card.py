@@ -8,19 +8,20 @@ libraries; the body is generated from the task registry plus measured statistics
 from __future__ import annotations
 
 import logging
-import statistics
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import datasets
+import numpy as np
 from datasets.info import DatasetInfosDict
 from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from nlue import __version__
+from nlue.data_access import SAMPLE_TAG
 from nlue.features import task_features
 from nlue.normalize import __doc__ as NORMALIZATION_RULES
 from nlue.paper import PAPER_CITATION
@@ -59,7 +60,7 @@ def _card_data(configs: Mapping[str, ConfigReport], options: BuildOptions) -> Da
         task_categories=sorted({t.hub_task_category for t in tasks}),
         task_ids=sorted({t.hub_task_id for t in tasks}),
         pretty_name=pretty,
-        tags=["nepali", "nlue", "benchmark"] + (["sample-data"] if options.is_sample else []),
+        tags=["nepali", "nlue", "benchmark"] + ([SAMPLE_TAG] if options.is_sample else []),
     )
     default = next(name for name in TASK_NAMES if name in configs)
     metadata_configs = MetadataConfigs(
@@ -94,10 +95,18 @@ def _pct(part: int, whole: int) -> str:
 
 
 def _score_summary(counts: Counter[float]) -> str:
-    scores = list(counts.elements())
-    if not scores:
+    """Min / median / max from the score counts, without expanding them into one entry per row."""
+    if not counts:
         return "-"
-    return f"{min(scores):.1f} / {statistics.median(scores):.2f} / {max(scores):.1f}"
+    values = sorted(counts)
+    total = sum(counts.values())
+    cumulative = np.cumsum([counts[v] for v in values])
+
+    def nth(k: int) -> float:  # the k-th smallest score (0-based)
+        return values[int(np.searchsorted(cumulative, k + 1))]
+
+    median = nth(total // 2) if total % 2 else (nth(total // 2 - 1) + nth(total // 2)) / 2
+    return f"{values[0]:.1f} / {median:.2f} / {values[-1]:.1f}"
 
 
 def _config_section(cfg: ConfigReport) -> str:

@@ -78,7 +78,9 @@ def _add_push(sub: argparse._SubParsersAction) -> None:
         description="Create the Hub repo (if needed) and upload the folder. The token comes from "
         "HF_TOKEN or `hf auth login` and is never printed.",
     )
-    p.add_argument("folder", type=Path, help="the folder to upload, e.g. build/nlue, metrics/gmet_combined, spaces/nlue")
+    p.add_argument(
+        "folder", type=Path, help="the folder to upload, e.g. build/nlue, metrics/gmet_combined, spaces/nlue"
+    )
     p.add_argument("--repo-id", required=True, help="owner/name on the Hub")
     p.add_argument(
         "--repo-type",
@@ -111,6 +113,25 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_evaluate)
 
 
+def _add_space(sub: argparse._SubParsersAction) -> None:
+    from nlue.space.serve import add_space_arguments  # light: imports neither gradio nor torch
+
+    p = sub.add_parser(
+        "space",
+        help="serve the Gradio Space: try models, fill GMET blanks, browse data, read the leaderboard",
+        description="Serve the NLUE Space (spaces/nlue) locally; by default it offers the models and results "
+        "the quickstart built under build/.",
+    )
+    add_space_arguments(p)
+    p.set_defaults(func=_cmd_space)
+
+
+def _cmd_space(args: argparse.Namespace) -> int:
+    from nlue.space.serve import run_space_command
+
+    return run_space_command(args)
+
+
 def _add_quickstart(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "quickstart",
@@ -138,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_push(sub)
     _add_hf_commands(sub)
     _add_evaluate(sub)
+    _add_space(sub)
     _add_quickstart(sub)
     return parser
 
@@ -252,6 +274,7 @@ def _add_hf_commands(sub: argparse._SubParsersAction) -> None:
     # Listed here for `nlue --help`; their own parser (HfArgumentParser) takes over in main().
     sub.add_parser("train", help="fine-tune an encoder on a task (Trainer; presets or LoRA); `nlue train --help`")
     sub.add_parser("search", help="grid search with k-fold cross-validation, then train and test; `nlue search --help`")
+    sub.add_parser("gmet", help="zero-shot GMET scoring of a masked LM, and human judging; `nlue gmet --help`")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -260,6 +283,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from nlue.training.cli import run_hf_command
 
         return run_hf_command(argv[0], argv[1:])
+    if argv and argv[0] == "gmet":  # its own argparse parser, with the judging options
+        from nlue.gmet.cli import main as gmet_main
+
+        return gmet_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

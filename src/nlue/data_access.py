@@ -20,6 +20,8 @@ from nlue.tasks import TaskSpec
 
 logger = logging.getLogger(__name__)
 
+SAMPLE_TAG = "sample-data"  # the card tag `nlue build` gives a build of the embedded sample
+
 
 def cache_dir() -> Path:
     return Path(os.environ.get("NLUE_CACHE", Path.home() / ".cache" / "nlue"))
@@ -57,4 +59,12 @@ def load_task(dataset: str | None, task: TaskSpec) -> datasets.DatasetDict:
 
 
 def is_sample(dataset: str | None) -> bool:
-    return dataset in (None, "", "sample")
+    """True for the embedded sample, also when given as the folder of a sample build (its card says so)."""
+    if dataset in (None, "", "sample"):
+        return True
+    card = Path(str(dataset)) / "README.md"
+    if not card.is_file():
+        return False
+    from huggingface_hub import DatasetCard
+
+    return SAMPLE_TAG in (DatasetCard.load(card).data.tags or [])

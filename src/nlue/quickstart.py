@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from nlue.summary import build_summary
 from nlue.tasks import TASKS
 
 logger = logging.getLogger(__name__)
+
+GMET_BASELINE = "baseline:bigram"
 
 
 def load_and_check(repo_dir: Path) -> list[str]:
@@ -40,6 +43,19 @@ def _silence_libraries() -> None:
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     logging.getLogger("nlue").setLevel(logging.WARNING)
+
+
+def run_gmet_baseline(dataset: str, out: Path, results_dir: Path):
+    """Score the download-free GMET baseline; returns its RunResult (chart and judging files in ``out``)."""
+    from nlue.gmet.cli import main as gmet_main
+    from nlue.results import RunResult, model_slug
+
+    code = gmet_main(["--model", GMET_BASELINE, "--dataset", dataset, "--out", str(out),
+                      "--results-dir", str(results_dir), "--quiet"])  # fmt: skip
+    if code:
+        raise NlueError(f"the GMET baseline failed (exit {code})")
+    data = json.loads((results_dir / model_slug(GMET_BASELINE) / "gmet.json").read_text(encoding="utf-8"))
+    return RunResult(**data)
 
 
 def print_scores(results: dict) -> None:
@@ -73,7 +89,12 @@ def run_quickstart(out: Path, train: bool = True) -> int:
         print(f"\n3/3 Training and scoring the {BASELINE_NAME} on every task (a 4-layer model trained from "
               "scratch on the sample; a floor, not a Nepali model)...")  # fmt: skip
         results = train_baselines(str(result.repo_dir), out / "models", results_dir)
+        print(f"\n    and GMET, zero-shot, with the {GMET_BASELINE} baseline (no pretrained masked LM offline):")
+        results["gmet"] = run_gmet_baseline(str(result.repo_dir), out / "gmet", results_dir)
         print_scores(results)
-    print(f"\nDone. Card: {result.repo_dir / 'README.md'}. Results: {results_dir}/.")
+    print(f"\nDone. Card: {result.repo_dir / 'README.md'}. Results: {results_dir}/. GMET chart: {out / 'gmet'}/.")
     print(f"Publish the dataset with `nlue push {result.repo_dir} --repo-id <you>/nlue --dry-run`.")
+    if train:
+        print(f"Open the Space on what was just built: `nlue space --models {out / 'models'} --results {results_dir}`, "
+              "then http://127.0.0.1:7860")  # fmt: skip
     return 0

@@ -97,42 +97,31 @@ def tiny_config(family: Family, vocab_size: int, tokenizer=None, **overrides):
     return AutoConfig.for_model(model_type, **sizes, **common)
 
 
+def _save_random_model(out: Path, auto_class: str, family: Family, seed: int, vocab_size: int, **overrides) -> Path:
+    """Train a tokenizer, build ``auto_class`` from a tiny config with seeded random weights, save both."""
+    import torch
+    import transformers
+
+    tokenizer = train_tokenizer(family, vocab_size=vocab_size)
+    config = tiny_config(family, len(tokenizer), tokenizer, **overrides)
+    torch.manual_seed(seed)
+    model = getattr(transformers, auto_class).from_config(config)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
 def save_tiny_classifier(
     out: Path, family: Family = "bert", task: str = "sa", seed: int = 0, vocab_size: int = 2000
 ) -> Path:
     """Write a randomly initialised tiny classifier for ``task`` (with tokenizer) to ``out``."""
-    import torch
-    from transformers import AutoModelForSequenceClassification
+    from nlue.training.modeling import classifier_config_kwargs
 
-    spec = TASKS[task]
-    tokenizer = train_tokenizer(family, vocab_size=vocab_size)
-    config = tiny_config(
-        family,
-        len(tokenizer),
-        tokenizer,
-        num_labels=spec.num_labels,
-        id2label=spec.id2label if spec.is_classification else {0: "score"},
-        label2id=spec.label2id if spec.is_classification else {"score": 0},
-        problem_type="regression" if spec.num_labels == 1 else "single_label_classification",
-    )
-    torch.manual_seed(seed)
-    model = AutoModelForSequenceClassification.from_config(config)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
+    kwargs = classifier_config_kwargs(TASKS[task])
+    return _save_random_model(out, "AutoModelForSequenceClassification", family, seed, vocab_size, **kwargs)
 
 
 def save_tiny_encoder(out: Path, family: Family = "bert", seed: int = 0, vocab_size: int = 2000) -> Path:
     """Write a randomly initialised tiny masked LM (a base checkpoint with no task head) to ``out``."""
-    import torch
-    from transformers import AutoModelForMaskedLM
-
-    tokenizer = train_tokenizer(family, vocab_size=vocab_size)
-    config = tiny_config(family, len(tokenizer), tokenizer)
-    torch.manual_seed(seed)
-    model = AutoModelForMaskedLM.from_config(config)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
+    return _save_random_model(out, "AutoModelForMaskedLM", family, seed, vocab_size)

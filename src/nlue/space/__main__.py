@@ -1,0 +1,5 @@
+import sys
+
+from nlue.space.serve import main
+
+sys.exit(main())

@@ -1,0 +1,259 @@
+"""The leaderboard's rows: the paper's reported results beside every run in the results folder.
+
+Paper rows come from the registry (``TaskSpec.paper_results``, the paper's tables 2-5).
+Results files (:mod:`nlue.results`) are grouped by the folder they were written to,
+``<results_dir>/<model slug>/<task>.json``: one row per model, one score per task (the
+newest file wins when a task was scored twice). A file that cannot be used is skipped and
+reported, never fatal: an empty or missing folder gives the paper rows alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from nlue.paper import PAPER_MODELS
+from nlue.results import model_slug, read_results
+from nlue.scoring import NlueScore, nlue_score, primary_score
+from nlue.space import columns as cols
+from nlue.tasks import TASK_NAMES, TASKS, get_task
+
+logger = logging.getLogger(__name__)
+
+PAPER_KIND = "paper"
+KNOWN_KINDS: tuple[str, ...] = (PAPER_KIND, "fine-tune", "zero-shot", "baseline")
+_PARAMS_BY_HUB_ID = {m.hub_id: m.params_millions for m in PAPER_MODELS}
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    """One model: its primary score per task (0-1), intervals where known, and its NLUE score."""
+
+    model: str
+    kinds: tuple[str, ...]
+    data: str
+    task_scores: Mapping[str, float]
+    intervals: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    params_millions: float | None = None
+    files: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return " + ".join(self.kinds)
+
+    @property
+    def nlue(self) -> NlueScore:
+        return nlue_score({t: {TASKS[t].primary_metric: s} for t, s in self.task_scores.items()})
+
+
+@dataclass
+class Leaderboard:
+    rows: list[LeaderboardRow]
+    skipped: list[str] = field(default_factory=list)  # "file: reason" for every results file left out
+
+    @property
+    def kinds(self) -> list[str]:
+        found = {k for row in self.rows for k in row.kinds}
+        return [*KNOWN_KINDS, *sorted(found - set(KNOWN_KINDS))]
+
+    def row(self, model: str) -> LeaderboardRow | None:
+        return next((r for r in self.rows if r.model == model), None)
+
+
+def paper_rows() -> list[LeaderboardRow]:
+    """The ten encoders of the paper with their reported test scores."""
+    rows = []
+    for model in PAPER_MODELS:
+        scores = {}
+        for name, task in TASKS.items():
+            value = task.paper_primary_score(model.name)
+            if value is not None:
+                scores[name] = value
+        rows.append(
+            LeaderboardRow(
+                model=model.name,
+                kinds=(PAPER_KIND,),
+                data="NLUE test sets",
+                task_scores=scores,
+                params_millions=float(model.params_millions),
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class _Run:
+    task: str
+    kind: str
+    score: float
+    interval: tuple[float, float] | None
+    is_sample: bool
+    dataset: str
+    base_model: str | None
+    created: str
+    path: Path
+
+
+def _parse_run(path: Path, data: Mapping[str, Any]) -> _Run:
+    """One results file, checked; ValueError names what is wrong with it."""
+    task = get_task(str(data.get("task"))).name
+    metrics = data.get("metrics")
+    if not isinstance(metrics, Mapping) or not metrics:
+        raise ValueError("its `metrics` is not a mapping of metric names to numbers")
+    numbers: dict[str, float] = {}
+    for name, value in metrics.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"metric {name!r} is {value!r}, not a number")
+        numbers[str(name)] = float(value)
+    score = primary_score(task, numbers)
+    primary = TASKS[task].primary_metric
+    low, high = numbers.get(f"{primary}_ci_low"), numbers.get(f"{primary}_ci_high")
+    interval = (low, high) if low is not None and high is not None and math.isfinite(low + high) else None
+    dataset = data.get("dataset") if isinstance(data.get("dataset"), Mapping) else {}
+    return _Run(
+        task=task,
+        kind=str(data.get("kind") or "unknown"),
+        score=score,
+        interval=interval,
+        is_sample=bool(dataset.get("is_sample", False)),
+        dataset=str(dataset.get("id") or "unknown data"),
+        base_model=str(data["base_model"]) if data.get("base_model") else None,
+        created=str(data.get("created") or ""),
+        path=path,
+    )
+
+
+def _row_from_runs(model: str, runs: Sequence[_Run]) -> LeaderboardRow:
+    latest: dict[str, _Run] = {}
+    for run in sorted(runs, key=lambda r: r.created):
+        latest[run.task] = run
+    chosen = [latest[t] for t in TASK_NAMES if t in latest]
+    data = "⚠ sample data" if any(r.is_sample for r in chosen) else ", ".join(sorted({r.dataset for r in chosen}))
+    bases = {r.base_model for r in chosen if r.base_model}
+    params = _PARAMS_BY_HUB_ID.get(bases.pop()) if len(bases) == 1 else None
+    return LeaderboardRow(
+        model=model,
+        kinds=tuple(sorted({r.kind for r in chosen})),
+        data=data,
+        task_scores={r.task: r.score for r in chosen},
+        intervals={r.task: r.interval for r in chosen if r.interval},
+        params_millions=float(params) if params else None,
+        files=tuple(str(r.path) for r in chosen),
+    )
+
+
+def result_rows(results_dir: Path) -> Leaderboard:
+    """One row per model folder of ``results_dir``, plus what was skipped and why."""
+    root = Path(results_dir)
+    groups: dict[str, list[_Run]] = {}
+    skipped: list[str] = []
+    read: set[Path] = set()
+    for path, data in read_results(root):
+        read.add(path)
+        try:
+            run = _parse_run(path, data)
+        except ValueError as exc:
+            logger.warning("leaderboard: skipping %s: %s", path, exc)
+            skipped.append(f"{path.relative_to(root)}: {exc}")
+            continue
+        parent = path.parent.relative_to(root).as_posix()
+        model = parent if parent != "." else model_slug(str(data.get("model") or path.stem))
+        groups.setdefault(model, []).append(run)
+    if root.is_dir():  # read_results logs and skips what is not JSON or not a results file
+        for path in sorted(set(root.rglob("*.json")) - read):
+            skipped.append(f"{path.relative_to(root)}: not a readable nlue results file")
+    rows = [_row_from_runs(model, runs) for model, runs in sorted(groups.items())]
+    return Leaderboard(rows, skipped)
+
+
+def load_leaderboard(results_dir: Path) -> Leaderboard:
+    """Paper rows first, then the results folder's rows."""
+    found = result_rows(results_dir)
+    return Leaderboard(paper_rows() + found.rows, found.skipped)
+
+
+# --- filtering, sorting and the table ----------------------------------------------------
+
+
+def filter_rows(
+    rows: Iterable[LeaderboardRow], kinds: Iterable[str] | None = None, query: str = "", complete_only: bool = False
+) -> list[LeaderboardRow]:
+    """Rows of any of ``kinds`` (all when None) whose model name contains ``query`` (case-insensitive)."""
+    wanted = None if kinds is None else set(kinds)
+    needle = (query or "").strip().casefold()
+    return [
+        row
+        for row in rows
+        if (wanted is None or wanted & set(row.kinds))
+        and needle in row.model.casefold()
+        and (row.nlue.complete or not complete_only)
+    ]
+
+
+def sort_rows(rows: Iterable[LeaderboardRow], by: str = cols.NLUE_SCORE.name, descending: bool = True):
+    """Rows sorted by a column of :data:`~nlue.space.columns.SORT_CHOICES`; rows lacking the value go last."""
+    if by == cols.MODEL.name:
+        return sorted(rows, key=lambda r: r.model.casefold(), reverse=descending)
+    task = next((c.task for c in cols.TASK_COLUMNS if c.name == by), None)
+
+    def value(row: LeaderboardRow) -> float | None:
+        if by == cols.NLUE_SCORE.name:
+            return row.nlue.score
+        if by == cols.PARAMS.name:
+            return row.params_millions
+        if task is not None:
+            return row.task_scores.get(task)
+        raise ValueError(f"cannot sort by {by!r}; choose one of {', '.join(cols.SORT_CHOICES)}")
+
+    present = [r for r in rows if value(r) is not None]
+    absent = [r for r in rows if value(r) is None]
+    return sorted(present, key=value, reverse=descending) + absent
+
+
+def _percent(value: float | None) -> float | None:
+    return None if value is None else round(100.0 * value, 2)
+
+
+def _coverage(score: NlueScore) -> str:
+    shown = f"{len(score.task_scores)}/{len(TASK_NAMES)}"
+    return shown if score.complete else f"{shown} incomplete"
+
+
+def leaderboard_frame(rows: Sequence[LeaderboardRow], show_ci: bool = False) -> pd.DataFrame:
+    """The table as shown: scores in percent, one column per task, intervals if asked for."""
+    columns = cols.leaderboard_columns(show_ci)
+    records = []
+    for row in rows:
+        score = row.nlue
+        record: dict[str, Any] = {
+            cols.MODEL.name: row.model,
+            cols.KIND.name: row.kind,
+            cols.PARAMS.name: row.params_millions,
+            cols.DATA.name: row.data,
+            cols.NLUE_SCORE.name: _percent(score.score),
+            cols.COVERAGE.name: _coverage(score),
+        }
+        for column in cols.TASK_COLUMNS:
+            record[column.name] = _percent(row.task_scores.get(column.task))
+        if show_ci:
+            for column in cols.CI_COLUMNS:
+                interval = row.intervals.get(column.task)
+                record[column.name] = f"{100 * interval[0]:.1f}–{100 * interval[1]:.1f}" if interval else ""
+        records.append(record)
+    return pd.DataFrame(records, columns=[c.name for c in columns])
+
+
+def styled_frame(frame: pd.DataFrame) -> Any:
+    """The table with scores printed to two decimals (as the paper prints them) and blanks for missing values.
+
+    The cells keep their numbers, so sorting on them stays numeric.
+    """
+    scores = [c for c in frame.columns if c == cols.NLUE_SCORE.name or c in {t.name for t in cols.TASK_COLUMNS}]
+    styler = frame.style.format("{:.2f}", subset=scores, na_rep="")
+    return styler.format("{:.0f}", subset=[cols.PARAMS.name], na_rep="")

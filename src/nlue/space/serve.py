@@ -1,0 +1,95 @@
+"""Starting the Space: ``python spaces/nlue/app.py``, or ``nlue space`` through the CLI.
+
+:func:`add_space_arguments` and :func:`run_space_command` are what the CLI's ``space``
+sub-command wires in; :func:`launch` is what both entry points end in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from nlue.space.settings import DEFAULT_MODELS, DEFAULT_RESULTS, SpaceSettings
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 7860
+
+
+def quiet_gradio() -> None:
+    """No telemetry or update check: the Space makes no network call of its own."""
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+
+def build_demo(settings: SpaceSettings) -> Any:
+    """The Space's ``gr.Blocks``, queue set up, not yet launched."""
+    quiet_gradio()
+    from nlue.space.ui import build_demo as build
+
+    return build(settings)
+
+
+def launch(
+    settings: SpaceSettings,
+    demo: Any = None,
+    host: str | None = None,
+    port: int | None = None,
+    block: bool = True,
+    **launch_kwargs: Any,
+) -> Any:
+    """Serve ``demo`` (built from ``settings`` when None); with ``block=False`` return it running (tests, benchmarks).
+
+    The host is ``host``, else ``$GRADIO_SERVER_NAME`` (the Hub sets 0.0.0.0), else loopback.
+    """
+    from nlue.space.ui import launch_options
+
+    demo = demo if demo is not None else build_demo(settings)
+    demo.launch(
+        server_name=host or os.environ.get("GRADIO_SERVER_NAME") or DEFAULT_HOST,
+        server_port=port or int(os.environ.get("GRADIO_SERVER_PORT") or DEFAULT_PORT),
+        prevent_thread_lock=not block,
+        show_error=True,
+        **launch_options(settings),
+        **launch_kwargs,
+    )
+    return demo
+
+
+def add_space_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``nlue space``."""
+    parser.add_argument(
+        "--models",
+        type=Path,
+        help=f"models file (.yaml/.json) or folder to scan for checkpoints "
+        f"(default: $NLUE_SPACE_MODELS or {DEFAULT_MODELS})",
+    )
+    parser.add_argument(
+        "--results", type=Path, help=f"results folder (default: $NLUE_SPACE_RESULTS or {DEFAULT_RESULTS})"
+    )
+    parser.add_argument(
+        "--dataset", help="dataset for the data browser, Hub id or folder (default: $NLUE_SPACE_DATASET or the sample)"
+    )
+    parser.add_argument(
+        "--host", help=f"address to listen on (default: $GRADIO_SERVER_NAME or {DEFAULT_HOST}; 0.0.0.0 for all)"
+    )
+    parser.add_argument("--port", type=int, help=f"port (default: $GRADIO_SERVER_PORT or {DEFAULT_PORT})")
+
+
+def run_space_command(args: argparse.Namespace) -> int:
+    """``nlue space``: serve until interrupted."""
+    settings = SpaceSettings.from_env(models=args.models, results_dir=args.results, dataset=args.dataset)
+    launch(settings, host=args.host, port=args.port, block=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m nlue.space``: the same options as ``nlue space``."""
+    parser = argparse.ArgumentParser(prog="nlue space", description="Serve the NLUE Gradio Space.")
+    add_space_arguments(parser)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    return run_space_command(args)

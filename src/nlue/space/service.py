@@ -1,0 +1,237 @@
+"""What each part of the Space does, without Gradio: the handlers the UI calls, testable alone.
+
+Handlers raise :class:`~nlue.errors.NlueError` subclasses with messages meant for the
+visitor; the UI layer turns them into ``gr.Error`` pop-ups. A model that fails to load
+raises :class:`ModelLoadError` and leaves the service serving.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from nlue.errors import NlueError
+from nlue.predict import load_classifier
+from nlue.space import columns as cols
+from nlue.space import text
+from nlue.space.cache import LoadedModel, ModelCache
+from nlue.space.charts import MAX_CHART_MODELS, score_chart
+from nlue.space.data import DataBrowser
+from nlue.space.gmet import check_sentence, load_masked_lm, predict_blank
+from nlue.space.inference import (
+    FIELD_HINTS,
+    MAX_FIELDS,
+    TRY_TASKS,
+    InputError,
+    check_head,
+    field_label,
+    predict_example,
+    validate_inputs,
+)
+from nlue.space.leaderboard import (
+    PAPER_KIND,
+    Leaderboard,
+    filter_rows,
+    leaderboard_frame,
+    load_leaderboard,
+    sort_rows,
+)
+from nlue.space.models import ModelCatalog, ModelEntry, load_catalog
+from nlue.space.settings import SpaceSettings
+from nlue.tasks import TASKS, get_task
+
+logger = logging.getLogger(__name__)
+
+
+class ModelLoadError(NlueError):
+    """A listed model could not be loaded (missing files, no network, wrong head...)."""
+
+
+@dataclass(frozen=True)
+class FieldForm:
+    """One input box of the "Try a model" form."""
+
+    visible: bool
+    label: str = ""
+    info: str = ""
+
+
+@dataclass(frozen=True)
+class TaskForm:
+    """What the form shows for a task: its input boxes, its models, and a summary."""
+
+    fields: tuple[FieldForm, ...]
+    models: tuple[str, ...]
+    summary: str
+
+
+class SpaceService:
+    """The Space's state (catalog, model cache, data, leaderboard) and its handlers."""
+
+    def __init__(self, settings: SpaceSettings, catalog: ModelCatalog | None = None) -> None:
+        self.settings = settings
+        self.catalog = catalog if catalog is not None else load_catalog(settings.models)
+        self.cache = ModelCache(self._load, max_models=settings.max_cached_models)
+        self.data = DataBrowser(settings.dataset)
+        self._board_lock = threading.Lock()
+        self._board = load_leaderboard(settings.results_dir)
+
+    def warm_up(self) -> threading.Thread:
+        """Import the model libraries in the background, so that the first visitor does not wait for them.
+
+        Only imports: no model is loaded before someone asks for it, and nothing is downloaded.
+        """
+
+        def work() -> None:
+            started = time.perf_counter()
+            from transformers import AutoModelForMaskedLM, AutoModelForSequenceClassification, pipeline  # noqa: F401
+
+            from nlue.training import presets  # noqa: F401  (load_classifier's loader)
+
+            logger.info("model libraries imported in %.1f s", time.perf_counter() - started)
+
+        thread = threading.Thread(target=work, name="nlue-space-warm-up", daemon=True)
+        thread.start()
+        return thread
+
+    # --- models --------------------------------------------------------------------------
+
+    def _load(self, entry: ModelEntry) -> tuple[Any, Any]:
+        logger.info("loading %s %s from %s", entry.kind, entry.name, entry.source)
+        if entry.kind == "masked-lm":
+            return load_masked_lm(entry.source)
+        return load_classifier(entry.source, trust_remote_code=False)
+
+    def _get_model(self, entry: ModelEntry) -> LoadedModel:
+        try:
+            return self.cache.get(entry)
+        except Exception as exc:  # any failure to load must not take the Space down
+            logger.exception("could not load %s from %s", entry.name, entry.source)
+            error = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            raise ModelLoadError(text.LOAD_FAILED.format(name=entry.name, error=error)) from exc
+
+    # --- try a model ---------------------------------------------------------------------
+
+    def task_form(self, task_name: str) -> TaskForm:
+        task = get_task(task_name)
+        fields = [
+            FieldForm(True, field_label(field), FIELD_HINTS.get((task.name, field), "")) for field in task.input_fields
+        ]
+        fields += [FieldForm(False)] * (MAX_FIELDS - len(fields))
+        models = tuple(self.catalog.classifiers_for(task.name))
+        summary = text.task_summary(task, self.settings.max_chars)
+        if not models:
+            summary += "\n\n⚠️ " + text.NO_CLASSIFIER_HINT
+        return TaskForm(tuple(fields), models, summary)
+
+    def predict(
+        self, task_name: str, model_name: str | None, *values: str | None
+    ) -> tuple[dict[str, float] | str, str]:
+        """The prediction (label probabilities, or the stsb score as text) and a line about how it was made."""
+        if task_name not in TRY_TASKS:
+            raise NlueError(f"pick one of the tasks listed; {task_name!r} is not one")
+        task = TASKS[task_name]
+        example = validate_inputs(task, values, self.settings.max_chars)
+        if not model_name and not self.catalog.classifiers_for(task.name):
+            raise InputError(text.NO_CLASSIFIER)
+        entry = self.catalog.require(model_name, "classifier", task.name)
+        loaded = self._get_model(entry)
+        check_head(entry, task, loaded.model.config)
+        started = time.perf_counter()
+        output = predict_example(loaded, task, example)
+        milliseconds = 1000 * (time.perf_counter() - started)
+        return output, f"`{entry.name}` · {task.name} · {milliseconds:.0f} ms"
+
+    def example_inputs(self, task_name: str, seed: int | None = None) -> list[str]:
+        """The input fields of a random item of ``task`` from the data source, padded to the form's size."""
+        task = get_task(task_name)
+        item = self.data.example(task.name, seed)
+        values = [str(item[field]) for field in task.input_fields]
+        return values + [""] * (MAX_FIELDS - len(values))
+
+    # --- GMET ----------------------------------------------------------------------------
+
+    def fill_blank(self, model_name: str | None, sentence: str | None, top_k: int) -> tuple[dict[str, float], str]:
+        sentence = check_sentence(sentence, self.settings.max_chars)
+        if not model_name and not self.catalog.masked_lms():
+            raise InputError(text.NO_MASKED_LM)
+        entry = self.catalog.require(model_name, "masked-lm")
+        top_k = max(1, min(int(top_k or 5), self.settings.max_top_k))
+        loaded = self._get_model(entry)
+        started = time.perf_counter()
+        words = predict_blank(loaded, sentence, top_k)
+        milliseconds = 1000 * (time.perf_counter() - started)
+        return dict(words), f"`{entry.name}` · top {top_k} · {milliseconds:.0f} ms"
+
+    def gmet_example(self, seed: int | None = None) -> tuple[str, str]:
+        item = self.data.example("gmet", seed)
+        return item[
+            "sentence"
+        ], f"Category: {item['category']} ({item['theme']}) · accepted: {' / '.join(item['answers'])}"
+
+    # --- data ----------------------------------------------------------------------------
+
+    def splits(self, config: str) -> list[str]:
+        return list(get_task(config).splits)
+
+    def data_page(self, config: str, split: str, page: int, page_size: int) -> tuple[pd.DataFrame, int, str]:
+        frame, page, pages = self.data.page(config, split, page, page_size)
+        total = self.data.split(config, split).num_rows
+        return frame, page, f"{config} / {split}: page {page} of {pages} · {total:,} rows"
+
+    def data_random(self, config: str, split: str, count: int) -> tuple[pd.DataFrame, str]:
+        frame = self.data.random(config, split, count)
+        return frame, f"{config} / {split}: {len(frame)} random rows"
+
+    # --- leaderboard ---------------------------------------------------------------------
+
+    @property
+    def board(self) -> Leaderboard:
+        with self._board_lock:
+            return self._board
+
+    def reload_results(self) -> Leaderboard:
+        board = load_leaderboard(self.settings.results_dir)
+        with self._board_lock:
+            self._board = board
+        return board
+
+    def leaderboard_table(
+        self,
+        kinds: Sequence[str] | None = None,
+        query: str = "",
+        complete_only: bool = False,
+        sort_by: str = cols.NLUE_SCORE.name,
+        descending: bool = True,
+        show_ci: bool = False,
+    ) -> tuple[pd.DataFrame, str]:
+        board = self.board
+        rows = sort_rows(filter_rows(board.rows, kinds, query, complete_only), sort_by, descending)
+        runs = sum(PAPER_KIND not in r.kinds for r in board.rows)
+        status = f"{len(rows)} of {len(board.rows)} rows shown · {runs} model(s) from `{self.settings.results_dir}`"
+        if board.skipped:
+            shown = "; ".join(board.skipped[:3]) + (" …" if len(board.skipped) > 3 else "")
+            status += f" · ⚠️ {len(board.skipped)} results file(s) skipped: {shown}"
+        return leaderboard_frame(rows, show_ci), status
+
+    def chart_models(self) -> list[str]:
+        return [row.model for row in self.board.rows]
+
+    def default_chart_models(self) -> list[str]:
+        """The paper's best model by NLUE score and up to two runs from the results folder."""
+        board = self.board
+        paper = sort_rows([r for r in board.rows if PAPER_KIND in r.kinds])
+        runs = sort_rows([r for r in board.rows if PAPER_KIND not in r.kinds])
+        return [r.model for r in (paper[:1] + runs[:2])]
+
+    def chart(self, models: Sequence[str] | None) -> Figure:
+        board = self.board
+        rows = [row for name in (models or [])[:MAX_CHART_MODELS] if (row := board.row(name)) is not None]
+        return score_chart(rows)

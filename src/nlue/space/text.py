@@ -1,0 +1,95 @@
+"""The Space's words: titles, introductions, legends and messages, in one place.
+
+Anything that names tasks, metrics or models is built from the registry, not typed here.
+"""
+
+from __future__ import annotations
+
+from nlue.paper import PAPER_CITATION
+from nlue.registry_views import readme_tasks_table
+from nlue.space.columns import primary_metric_name, task_header
+from nlue.tasks import MASK_PLACEHOLDER, TASK_NAMES, TASKS, TaskSpec
+
+TITLE = "NLUE · Nepali Language Understanding Evaluation"
+PAGE_TITLE = "NLUE Space"
+PAPER_URL = "https://arxiv.org/abs/2411.19244"
+
+INTRO = f"""# 🇳🇵 {TITLE}
+Twelve Nepali NLU tasks from the [NLUE paper]({PAPER_URL}). Try a fine-tuned classifier on
+your own sentences, fill a GMET blank with a masked language model, browse the data, and
+compare results with the paper's reported scores."""
+
+SAMPLE_DATA_NOTICE = (
+    "ℹ️ The data browser shows the **embedded sample data**: a few dozen items per task, written by "
+    "the nlue developers to try the tools. It is not the NLUE benchmark."
+)
+
+TRY_INTRO = (
+    "Pick a task, type Nepali text into its fields, pick a model, and press **Predict**. "
+    "Only models whose classifier labels match the task (in the registry's order) are offered."
+)
+GMET_INTRO = (
+    f"Write a Nepali sentence with one `{MASK_PLACEHOLDER}` where a word is missing; the masked "
+    "language model proposes the words it finds most likely there."
+)
+GMET_EXAMPLE = f"नेपालको राजधानी {MASK_PLACEHOLDER} हो।"
+DATA_INTRO = "Page through any config and split, or draw random rows. Labels are shown by name."
+
+# Markdown, shown on the page:
+NO_CLASSIFIER_HINT = (
+    "No model is configured for this task. Fine-tune one (`nlue train`) into `build/models/<task>/`, "
+    "or list it in the models file (`NLUE_SPACE_MODELS`)."
+)
+# Plain text, for pop-ups and dropdown hints:
+NO_CLASSIFIER = "No model is offered for this task here; pick another task."
+NO_MASKED_LM_HINT = "No masked language model is configured; list one in the models file with kind: masked-lm."
+NO_MASKED_LM = "No masked language model is offered here."
+LOAD_FAILED = "The model {name} could not be loaded ({error}). Pick another one; the Space keeps serving."
+UNEXPECTED = "Something went wrong on our side while handling that request; it has been logged."
+
+
+def task_choice(task: TaskSpec) -> tuple[str, str]:
+    """(label shown, value) of a task in a dropdown."""
+    return f"{task_header(task)} · {task.title}", task.name
+
+
+def task_summary(task: TaskSpec, max_chars: int) -> str:
+    """The text under the task dropdown: what the task asks and what the model returns."""
+    if task.problem_type == "regression":
+        out = "a similarity score from 0 to 5"
+    else:
+        out = "one of " + ", ".join(f"`{name}`" for name in task.label_names)
+    return f"**{task.title}** ({task.category}). {task.description} The model returns {out}. Up to {max_chars:,} characters per field."
+
+
+def leaderboard_legend() -> str:
+    primaries = {}
+    for task in TASKS.values():
+        primaries.setdefault(primary_metric_name(task), []).append(task_header(task))
+    listed = "; ".join(f"{name}: {', '.join(tasks)}" for name, tasks in primaries.items())
+    return (
+        "Scores are percentages of each task's **primary metric** on its test set "
+        f"({listed}). **NLUE score** is their mean over the {len(TASK_NAMES)} tasks; a row that lacks "
+        "tasks shows the mean over the tasks it has, is marked *incomplete* under *Tasks* and leaves the "
+        "missing cells empty, so a partial mean is never mistaken for a full one. *paper* rows are the NLUE paper's reported "
+        "results (tables 2-5); the others are the results files found in this Space's results folder."
+    )
+
+
+ABOUT = f"""## About NLUE
+
+NLUE consolidates and extends benchmarks for Nepali natural-language understanding:
+single-sentence classification, similarity and paraphrase, natural-language inference, and
+GMET, a zero-shot masked-word test over 75 everyday categories.
+
+{readme_tasks_table()}
+
+This Space is part of the `nlue` package. Models and results it shows are set by its
+configuration (`NLUE_SPACE_MODELS`, `NLUE_SPACE_RESULTS`, `NLUE_SPACE_DATASET`).
+
+### Citation
+
+```bibtex
+{PAPER_CITATION}
+```
+"""

@@ -1,0 +1,307 @@
+"""The Gradio page: five tabs wired to :class:`~nlue.space.service.SpaceService`.
+
+Gradio 6: the theme and CSS go to ``launch()`` (see :func:`launch_options`), each event
+sets its own ``concurrency_limit``, and the queue bounds how many requests may wait.
+The two model events share one concurrency pool ("model"): they compete for the same
+CPU cores. Only the model, GMET, data-page and leaderboard events are API endpoints; the
+rest are page plumbing, closed to API clients.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gradio as gr
+
+from nlue.errors import NlueError
+from nlue.space import columns as cols
+from nlue.space import text
+from nlue.space.charts import MAX_CHART_MODELS
+from nlue.space.data import MAX_PAGE_SIZE
+from nlue.space.inference import TRY_TASKS, InputError
+from nlue.space.leaderboard import styled_frame
+from nlue.space.service import SpaceService
+from nlue.space.settings import SpaceSettings
+from nlue.tasks import TASKS
+
+logger = logging.getLogger(__name__)
+
+CSS = """
+#nlue-intro h1 { margin-bottom: 0.2em; }
+#nlue-status, #try-details, #gmet-details, #data-status { color: var(--body-text-color-subdued); font-size: 0.9em; }
+#data-table * { font-family: var(--font) !important; }
+"""
+
+
+def launch_options(settings: SpaceSettings) -> dict[str, Any]:
+    """Keyword arguments for ``demo.launch()`` that belong to the page's look (Gradio 6 takes them there)."""
+    # Montserrat ships with Gradio; Devanagari falls back to Noto Sans Devanagari, then the system's font.
+    font = [gr.themes.LocalFont("Montserrat"), "Noto Sans Devanagari", "ui-sans-serif", "system-ui", "sans-serif"]
+    theme = gr.themes.Soft(primary_hue="red", secondary_hue="blue", font=font)
+    return {"theme": theme, "css": CSS}
+
+
+def _visitor_errors(handler: Callable[..., Any], outputs: int = 1) -> Callable[..., Any]:
+    """Report a handler's failures to the visitor, and keep serving.
+
+    Input to fix (too long, empty, no blank): a warning pop-up, outputs left as they were.
+    A refusal or a model that will not load: an error pop-up. Anything else is logged with
+    its traceback and the visitor gets a short apology, never the traceback. Pop-ups render
+    HTML, so messages (which may quote a visitor's text) are escaped.
+    """
+
+    @functools.wraps(handler)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return handler(*args, **kwargs)
+        except gr.Error:
+            raise
+        except InputError as exc:
+            gr.Warning(html.escape(str(exc), quote=False), title="Please check the input")
+            return gr.skip() if outputs == 1 else tuple(gr.skip() for _ in range(outputs))
+        except NlueError as exc:
+            logger.info("refused a request: %s", exc)
+            raise gr.Error(html.escape(str(exc), quote=False), title="Cannot do that", print_exception=False) from None
+        except Exception:
+            logger.exception("unexpected error in %s", getattr(handler, "__name__", handler))
+            raise gr.Error(text.UNEXPECTED, print_exception=False) from None
+
+    return wrapper
+
+
+def _on(
+    trigger: Callable[..., Any],
+    handler: Callable[..., Any],
+    inputs: Any,
+    outputs: Sequence[Any] | Any,
+    api_name: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Wire ``handler`` to an event, wrapped by :func:`_visitor_errors`; private unless it has an API name."""
+    count = len(outputs) if isinstance(outputs, list | tuple) else 1
+    visibility = {"api_name": api_name} if api_name else {"api_visibility": "private"}
+    return trigger(_visitor_errors(handler, count), inputs, outputs, **visibility, **kwargs)
+
+
+def _try_tab(service: SpaceService, settings: SpaceSettings) -> None:
+    first = TRY_TASKS[0]
+    form = service.task_form(first)
+    gr.Markdown(text.TRY_INTRO)
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=3):
+            task = gr.Dropdown(
+                [text.task_choice(TASKS[name]) for name in TRY_TASKS],
+                value=first,
+                label="Task",
+                elem_id="try-task",
+                filterable=False,
+            )
+            summary = gr.Markdown(form.summary, elem_id="try-summary")
+            boxes = [
+                gr.Textbox(
+                    label=box.label or f"Field {index + 1}",
+                    info=box.info or None,
+                    visible=box.visible,
+                    lines=2,
+                    elem_id=f"try-field-{index}",
+                )
+                for index, box in enumerate(form.fields)
+            ]
+            model = gr.Dropdown(
+                list(form.models),
+                value=form.models[0] if form.models else None,
+                label="Model",
+                allow_custom_value=False,  # visitors pick from the configured list; the handler checks again
+                elem_id="try-model",
+            )
+            with gr.Row():
+                example = gr.Button("Fill with an example", variant="secondary", elem_id="try-example")
+                predict = gr.Button("Predict", variant="primary", elem_id="try-predict")
+        with gr.Column(scale=2):
+            output = gr.Label(label="Prediction", num_top_classes=3, elem_id="try-output")
+            details = gr.Markdown(elem_id="try-details")
+
+    def on_task(task_name: str) -> list[Any]:
+        chosen = service.task_form(task_name)
+        models = list(chosen.models)
+        return [
+            *(
+                gr.update(visible=box.visible, label=box.label or "unused", info=box.info, value="")
+                for box in chosen.fields
+            ),
+            gr.update(choices=models, value=models[0] if models else None),
+            chosen.summary,
+            None,
+            "",
+        ]
+
+    _on(task.change, on_task, task, [*boxes, model, summary, output, details], show_progress="hidden")
+    _on(example.click, service.example_inputs, task, boxes, concurrency_limit=settings.data_concurrency)
+    _on(
+        predict.click,
+        service.predict,
+        [task, model, *boxes],
+        [output, details],
+        api_name="predict",
+        concurrency_limit=settings.model_concurrency,
+        concurrency_id="model",
+    )
+
+
+def _gmet_tab(service: SpaceService, settings: SpaceSettings) -> None:
+    models = service.catalog.masked_lms()
+    gr.Markdown(text.GMET_INTRO)
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=3):
+            sentence = gr.Textbox(value=text.GMET_EXAMPLE, label="Sentence", lines=2, elem_id="gmet-sentence")
+            model = gr.Dropdown(
+                models,
+                value=models[0] if models else None,
+                label="Masked language model",
+                allow_custom_value=False,
+                info=None if models else text.NO_MASKED_LM_HINT,
+                elem_id="gmet-model",
+            )
+            top_k = gr.Slider(1, settings.max_top_k, value=5, step=1, label="How many words")
+            with gr.Row():
+                example = gr.Button("Draw a GMET sentence", variant="secondary")
+                fill = gr.Button("Fill the blank", variant="primary", elem_id="gmet-fill")
+        with gr.Column(scale=2):
+            words = gr.Label(label="Most likely words", num_top_classes=settings.max_top_k, elem_id="gmet-output")
+            details = gr.Markdown(elem_id="gmet-details")
+    _on(example.click, service.gmet_example, None, [sentence, details], concurrency_limit=settings.data_concurrency)
+    _on(
+        fill.click,
+        service.fill_blank,
+        [model, sentence, top_k],
+        [words, details],
+        api_name="fill_blank",
+        concurrency_limit=settings.model_concurrency,
+        concurrency_id="model",
+    )
+
+
+def _data_tab(service: SpaceService, settings: SpaceSettings, demo: gr.Blocks) -> None:
+    gr.Markdown(text.DATA_INTRO + ("\n\n" + text.SAMPLE_DATA_NOTICE if service.data.is_sample else ""))
+    first = TRY_TASKS[0]
+    with gr.Row():
+        config = gr.Dropdown(
+            [text.task_choice(t) for t in TASKS.values()], value=first, label="Config", filterable=False, scale=3
+        )
+        split = gr.Dropdown(service.splits(first), value="train", label="Split", filterable=False, scale=1)
+        page = gr.Number(value=1, precision=0, minimum=1, label="Page", scale=1)
+        page_size = gr.Slider(5, MAX_PAGE_SIZE, value=10, step=5, label="Rows per page", scale=2)
+    with gr.Row():
+        previous = gr.Button("◀ Previous", size="sm")
+        following = gr.Button("Next ▶", size="sm")
+        draw = gr.Button("🎲 Random rows", size="sm")
+    status = gr.Markdown(elem_id="data-status")
+    table = gr.Dataframe(interactive=False, wrap=True, max_height=560, elem_id="data-table")
+
+    def show(config_name: str, split_name: str, page_number: float | None, size: float, step: int = 0) -> Any:
+        return service.data_page(config_name, split_name, int(page_number or 1) + step, int(size))
+
+    def on_config(config_name: str) -> Any:
+        splits = service.splits(config_name)
+        return gr.update(choices=splits, value=splits[0])
+
+    limit = settings.data_concurrency
+    where = [config, split, page, page_size]
+    shown = [table, page, status]
+
+    def first_page(config_name: str, split_name: str, size: float) -> Any:
+        return show(config_name, split_name, 1, size)
+
+    config_changed = _on(config.change, on_config, config, split)
+    _on(config_changed.then, first_page, [config, split, page_size], shown, concurrency_limit=limit)
+    _on(split.input, first_page, [config, split, page_size], shown, concurrency_limit=limit)
+    for trigger in (page.submit, page_size.release, demo.load):
+        _on(trigger, show, where, shown, concurrency_limit=limit)
+    _on(previous.click, functools.partial(show, step=-1), where, shown, concurrency_limit=limit)
+    _on(following.click, functools.partial(show, step=1), where, shown, api_name="data_page", concurrency_limit=limit)
+    _on(draw.click, service.data_random, [config, split, page_size], [table, status], concurrency_limit=limit)
+
+
+def _leaderboard_tab(service: SpaceService) -> None:
+    gr.Markdown(text.leaderboard_legend())
+    kinds_found = service.board.kinds
+    with gr.Row(equal_height=True):
+        kinds = gr.CheckboxGroup(kinds_found, value=kinds_found, label="Kinds", scale=3)
+        query = gr.Textbox(label="Search models", placeholder="e.g. XLM", scale=2)
+        sort_by = gr.Dropdown(list(cols.SORT_CHOICES), value=cols.NLUE_SCORE.name, label="Sort by", scale=1)
+    with gr.Row():
+        descending = gr.Checkbox(True, label="Highest first")
+        complete_only = gr.Checkbox(False, label="Only rows with all 12 tasks")
+        show_ci = gr.Checkbox(False, label="Show 95% intervals")
+        refresh = gr.Button("↻ Re-read results folder", size="sm", variant="secondary")
+
+    def table_args(frame: Any, show: bool) -> dict[str, Any]:
+        shown_columns = cols.leaderboard_columns(show)
+        return {
+            "value": styled_frame(frame),
+            "datatype": [c.datatype for c in shown_columns],
+            "column_widths": cols.column_widths(shown_columns),
+        }
+
+    def table_view(*controls: Any) -> tuple[Any, str]:
+        frame, status_text = service.leaderboard_table(*controls)
+        return gr.update(**table_args(frame, bool(controls[-1]))), status_text
+
+    frame, status_text = service.leaderboard_table(kinds_found)
+    table = gr.Dataframe(
+        **table_args(frame, False), interactive=False, pinned_columns=1, max_height=520, elem_id="leaderboard-table"
+    )
+    status = gr.Markdown(status_text, elem_id="nlue-status")
+    gr.Markdown("### Per-model scores across tasks")
+    chart_models = gr.Dropdown(
+        service.chart_models(),
+        value=service.default_chart_models(),
+        multiselect=True,
+        max_choices=MAX_CHART_MODELS,
+        label=f"Models to chart (up to {MAX_CHART_MODELS})",
+        elem_id="chart-models",
+    )
+    chart = gr.Plot(service.chart(service.default_chart_models()), show_label=False, format="png", elem_id="chart")
+
+    controls = [kinds, query, complete_only, sort_by, descending, show_ci]
+    for control in controls:
+        _on(control.change, table_view, controls, [table, status], show_progress="hidden")
+
+    def on_refresh(kinds_selected: list[str] | None, *other_controls: Any) -> tuple[Any, ...]:
+        offered = set(service.board.kinds)
+        board = service.reload_results()
+        # A kind that appears with the new files is shown, not silently filtered out.
+        selected = [*(kinds_selected or []), *(k for k in board.kinds if k not in offered)]
+        return (
+            *table_view(selected, *other_controls),
+            gr.update(choices=board.kinds, value=selected),
+            gr.update(choices=service.chart_models()),
+        )
+
+    _on(refresh.click, on_refresh, controls, [table, status, kinds, chart_models], api_name="leaderboard")
+    _on(chart_models.change, service.chart, chart_models, chart)
+
+
+def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> gr.Blocks:
+    """The whole Space. Reads local files only (models list, results folder): no network."""
+    service = service or SpaceService(settings)
+    service.warm_up()
+    with gr.Blocks(title=text.PAGE_TITLE, analytics_enabled=False, fill_width=True) as demo:
+        gr.Markdown(text.INTRO, elem_id="nlue-intro")
+        with gr.Tabs():
+            with gr.Tab("Try a model", id="try"):
+                _try_tab(service, settings)
+            with gr.Tab("GMET fill-the-blank", id="gmet"):
+                _gmet_tab(service, settings)
+            with gr.Tab("Browse data", id="data"):
+                _data_tab(service, settings, demo)
+            with gr.Tab("🏆 Leaderboard", id="leaderboard"):
+                _leaderboard_tab(service)
+            with gr.Tab("About", id="about"):
+                gr.Markdown(text.ABOUT)
+    demo.queue(max_size=settings.queue_size, default_concurrency_limit=settings.data_concurrency)
+    return demo

@@ -1,0 +1,140 @@
+"""The Space in a real browser: headless Chromium drives the page served on loopback.
+
+Needs Debian's chromium (/usr/bin/chromium) and the playwright package; skipped, saying
+which is missing, otherwise. Screenshots go to test-artifacts/space/ (gitignored).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.is_file():
+    if os.environ.get("CI"):  # CI installs chromium (scripts/test.sh): a missing browser there is a failure
+        pytest.fail(f"CI must provide Debian's chromium at {CHROMIUM} for the Space's browser test", pytrace=False)
+    pytest.skip(f"the end-to-end Space test needs Debian's chromium at {CHROMIUM}", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="the end-to-end Space test needs playwright")
+pytest.importorskip("gradio", reason="the end-to-end Space test needs gradio")
+pytest.importorskip("transformers")
+
+from nlue.results import RunResult, write_result  # noqa: E402
+from nlue.space.demo_models import build_demo_models  # noqa: E402
+from nlue.space.serve import launch  # noqa: E402
+from nlue.space.settings import SpaceSettings  # noqa: E402
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "space"
+BROWSER_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+TIMEOUT_MS = 30_000
+MAX_CHARS = 300
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def space_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("space-e2e")
+    models = build_demo_models(root / "models", tasks=("sa", "mnli"))
+    results = root / "results"
+    metrics = {"accuracy": 0.52, "macro_f1": 0.5, "macro_f1_ci_low": 0.4, "macro_f1_ci_high": 0.6}
+    run = RunResult(task="sa", model=str(models / "sa"), kind="fine-tune", metrics=metrics)
+    write_result(run, results, "tiny-bert")
+    settings = SpaceSettings(models=models, results_dir=results, max_chars=MAX_CHARS)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("NLUE_CACHE", str(root / "nlue-cache"))
+        patch.setenv("HF_HUB_OFFLINE", "1")  # the server thread outlives each test's own offline setting
+        patch.setenv("HF_DATASETS_OFFLINE", "1")
+        demo = launch(settings, host="127.0.0.1", port=_free_port(), block=False, quiet=True)
+        try:
+            yield demo.local_url
+        finally:
+            demo.close()
+
+
+@pytest.fixture(scope="module")
+def page(space_url: str) -> Iterator[sync_api.Page]:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(space_url)
+        page.wait_for_selector("#try-predict")
+        try:
+            yield page
+        finally:
+            browser.close()
+
+
+def _choose(page: sync_api.Page, dropdown: str, option: str) -> None:
+    page.locator(f"#{dropdown} input").click()
+    page.get_by_role("option", name=option).click()
+
+
+def test_predict_a_label_for_nepali_text(page: sync_api.Page) -> None:
+    expect = sync_api.expect
+    _choose(page, "try-task", "MNLI · Multi-Genre Natural Language Inference")
+    expect(page.locator("#try-field-0")).to_contain_text("Premise")
+    expect(page.locator("#try-field-1")).to_contain_text("Hypothesis")
+    expect(page.locator("#try-field-2")).to_be_hidden()
+    expect(page.locator("#try-model input")).to_have_value("models/mnli")
+    page.locator("#try-field-0 textarea").fill("हिजो रातभरि पानी परेकाले बाटो हिलो भयो।")
+    page.locator("#try-field-1 textarea").fill("हिजो पानी परेको थियो।")
+    page.locator("#try-predict").click()
+    expect(page.locator("#try-details")).to_contain_text("models/mnli", timeout=60_000)
+    expect(page.locator("#try-output")).to_contain_text(re.compile("entailment|neutral|contradiction"))
+    page.screenshot(path=ARTIFACTS / "try-model.png", full_page=True)
+
+
+def test_oversize_input_gets_a_friendly_message(page: sync_api.Page) -> None:
+    page.locator("#try-field-0 textarea").fill("क" * (MAX_CHARS + 50))
+    page.locator("#try-predict").click()
+    sync_api.expect(page.get_by_text(f"this Space accepts up to {MAX_CHARS}")).to_be_visible()
+    page.screenshot(path=ARTIFACTS / "try-model-oversize.png")  # the viewport: a full-page capture drops the toast
+    page.get_by_test_id("toast-close").click()
+    sync_api.expect(page.get_by_test_id("toast-body")).to_have_count(0)
+
+
+def test_leaderboard_shows_paper_rows_and_runs(page: sync_api.Page) -> None:
+    expect = sync_api.expect
+    page.get_by_role("tab", name="Leaderboard").click()
+    table = page.locator("#leaderboard-table")
+    expect(table).to_contain_text("XLM-R Base")
+    expect(table).to_contain_text("m-DeBERTa-v3")
+    expect(table).to_contain_text("tiny-bert")
+    expect(table).to_contain_text("1/12 incomplete")
+    page.locator("#chart").scroll_into_view_if_needed()
+    page.screenshot(path=ARTIFACTS / "leaderboard.png", full_page=True)
+    page.get_by_label("Search models").fill("xlm")
+    expect(table).not_to_contain_text("m-DeBERTa-v3")
+    expect(table).to_contain_text("XLM-R Base")
+    page.get_by_label("Search models").fill("")
+
+
+def test_gmet_and_data_tabs(page: sync_api.Page) -> None:
+    expect = sync_api.expect
+    page.get_by_role("tab", name="GMET fill-the-blank").click()
+    page.locator("#gmet-fill").click()
+    expect(page.locator("#gmet-details")).to_contain_text("top 5", timeout=60_000)
+    page.screenshot(path=ARTIFACTS / "gmet.png", full_page=True)
+    page.get_by_role("tab", name="Browse data").click()
+    expect(page.locator("#data-status")).to_contain_text("sa / train: page 1")
+    expect(page.locator("#data-table")).to_contain_text("positive")
+    page.screenshot(path=ARTIFACTS / "data.png", full_page=True)
