@@ -25,12 +25,7 @@ from nlue.tasks import GMET_CATEGORY_THEME  # noqa: E402
 RESAMPLES = 200
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

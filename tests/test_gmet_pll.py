@@ -22,13 +22,7 @@ LEFT, RIGHT = "आज राति आकाशमा", "देखियो ।"
 SENTENCE = f"{LEFT} [MASK] {RIGHT}"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """Tiny models run fastest on one thread, and the test machine may be shared."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
