@@ -1,9 +1,10 @@
 """The GMET tab: the words a masked LM would put behind ``[MASK]``.
 
-:func:`predict_blank` is the one place the Space asks a model for the blank. Today it is
-transformers' fill-mask pipeline (one token per candidate, on the tokenizer's own mask
-token); when the GMET evaluator's whole-word top-k predictor lands (``nlue.gmet``), this
-function should call it instead, so that the Space shows what GMET scores.
+:func:`predict_blank` is the one place the Space asks a model for the blank, and it uses
+the GMET evaluator's own predictor (:class:`nlue.gmet.mlm.MaskedLMPredictor`): whole
+words, multi-piece ones included, ranked by pseudo-log-likelihood, so the Space shows
+exactly what `nlue gmet` scores. The shares shown are the candidates' likelihoods
+normalised over the top k (a softmax of their scores), not probabilities over all words.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from nlue.errors import NlueError
 from nlue.space.cache import LoadedModel
 from nlue.space.inference import InputError
 from nlue.tasks import MASK_PLACEHOLDER
@@ -44,20 +46,26 @@ def check_sentence(sentence: str | None, max_chars: int) -> str:
 
 
 def predict_blank(loaded: LoadedModel, sentence: str, top_k: int) -> list[tuple[str, float]]:
-    """The ``top_k`` most likely fillers of the sentence's ``[MASK]``, best first, with probabilities."""
-    from transformers import pipeline
+    """The ``top_k`` best whole-word fillers of the sentence's ``[MASK]``, best first, with relative shares."""
+    import math
+
+    from nlue.gmet.items import GmetItem
+    from nlue.gmet.mlm import MaskedLMPredictor
 
     with loaded.lock:
-        fill = loaded.extra.get("fill_mask")
-        if fill is None:
-            fill = loaded.extra["fill_mask"] = pipeline("fill-mask", model=loaded.model, tokenizer=loaded.tokenizer)
-        text = sentence.replace(MASK_PLACEHOLDER, loaded.tokenizer.mask_token)
-        # Ask for extra candidates: sub-word pieces and punctuation are dropped below.
-        candidates = fill(text, top_k=min(top_k * 2 + 5, loaded.tokenizer.vocab_size))
-    words: dict[str, float] = {}
-    for candidate in candidates:
-        word = candidate["token_str"].strip()
-        if not word or word.startswith("##") or not any(ch.isalnum() for ch in word):
-            continue
-        words[word] = words.get(word, 0.0) + float(candidate["score"])
-    return sorted(words.items(), key=lambda pair: -pair[1])[:top_k]
+        predictor = loaded.extra.get("gmet_predictor")
+        if predictor is None:
+            predictor = loaded.extra["gmet_predictor"] = MaskedLMPredictor(
+                loaded.model, loaded.tokenizer, "space", device="auto", answer_candidates=False, show_progress=False
+            )
+        predictor.top_k = top_k
+        try:
+            ranked = predictor.predict([GmetItem(0, sentence, "", "", ())])[0]
+        except NlueError as exc:  # e.g. a sentence longer than the model's input: the visitor can fix it
+            raise InputError(str(exc).replace("GMET item 0: ", "")) from None
+    if not ranked.top_k:
+        return []
+    best = max(ranked.scores)
+    weights = [math.exp(score - best) for score in ranked.scores]
+    total = sum(weights)
+    return [(word, weight / total) for word, weight in zip(ranked.top_k, weights, strict=True)]
