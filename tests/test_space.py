@@ -566,3 +566,13 @@ def test_page_handlers_turn_refusals_into_gradio_errors(service: SpaceService) -
 
     with pytest.raises(gr.Error, match="Something went wrong"):
         _visitor_errors(crash)()
+
+
+def test_leaderboard_shows_the_model_name_the_results_give(tmp_path: Path) -> None:
+    from nlue.results import RunResult, write_result
+    from nlue.space.leaderboard import result_rows
+
+    write_result(RunResult(task="gmet", model="baseline:bigram", kind="baseline", metrics={"combined": 0.04}), tmp_path)
+    other = RunResult(task="sa", model="runs/sa", kind="fine-tune", metrics={"macro_f1": 0.5})
+    write_result(other, tmp_path, name="my-model")
+    assert sorted(row.model for row in result_rows(tmp_path).rows) == ["baseline:bigram", "my-model"]

@@ -152,6 +152,7 @@ def result_rows(results_dir: Path) -> Leaderboard:
     """One row per model folder of ``results_dir``, plus what was skipped and why."""
     root = Path(results_dir)
     groups: dict[str, list[_Run]] = {}
+    names: dict[str, set[str]] = {}  # the model names the files give, per folder
     skipped: list[str] = []
     read: set[Path] = set()
     for path, data in read_results(root):
@@ -165,11 +166,21 @@ def result_rows(results_dir: Path) -> Leaderboard:
         parent = path.parent.relative_to(root).as_posix()
         model = parent if parent != "." else model_slug(str(data.get("model") or path.stem))
         groups.setdefault(model, []).append(run)
+        names.setdefault(model, set()).add(str(data.get("model") or model))
     if root.is_dir():  # read_results logs and skips what is not JSON or not a results file
         for path in sorted(set(root.rglob("*.json")) - read):
             skipped.append(f"{path.relative_to(root)}: not a readable nlue results file")
-    rows = [_row_from_runs(model, runs) for model, runs in sorted(groups.items())]
+    rows = [_row_from_runs(_display_name(model, names[model]), runs) for model, runs in sorted(groups.items())]
     return Leaderboard(rows, skipped)
+
+
+def _display_name(folder: str, names: set[str]) -> str:
+    """The model name the results files give (`baseline:bigram`) when the folder was named after it."""
+    if len(names) == 1:
+        name = next(iter(names))
+        if model_slug(name) == folder:
+            return name
+    return folder
 
 
 def load_leaderboard(results_dir: Path) -> Leaderboard:
