@@ -95,3 +95,16 @@ def test_push_dry_run_of_a_metric_space(capsys) -> None:
     assert main(["push", str(folder), "--repo-id", "org/gmet_combined", "--repo-type", "space", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "space repo org/gmet_combined" in out and "gmet_combined.py" in out and "sdk: gradio" in out
+
+
+@pytest.mark.parametrize(
+    "command", ["tasks", "build", "push", "train", "search", "evaluate", "gmet", "space", "quickstart"]
+)
+def test_every_command_has_working_help(command: str, capsys) -> None:
+    try:
+        code = main([command, "--help"])
+    except SystemExit as exit_info:  # argparse and HfArgumentParser exit after printing help
+        code = exit_info.code
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "usage:" in out and "--" in out

@@ -83,7 +83,7 @@ class RecipeArguments:
         default="fine-tune", metadata={"help": "Kind of run shown on the leaderboard: fine-tune or baseline."}
     )
     bootstrap_resamples: int = field(
-        default=1000, metadata={"help": "Bootstrap resamples for the test metrics' 95% intervals (0: none)."}
+        default=1000, metadata={"help": "Bootstrap resamples for the test metrics' 95%% intervals (0: none)."}
     )
     resume: bool = field(
         default=True, metadata={"help": "Resume from the newest checkpoint in output_dir when one is there."}
