@@ -6,10 +6,26 @@ NLUE benchmark and scores on it mean nothing about a model.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
+
+from nlue.tasks import TASKS, TaskSpec
 
 
 def sample_data_dir() -> Path:
     """The folder of ``<config>/<split>.jsonl`` sample files shipped inside the package."""
     return Path(str(files("nlue") / "sample_data"))
+
+
+def sample_records(include_gmet: bool = True) -> Iterator[tuple[TaskSpec, dict[str, Any]]]:
+    """Every sample record with its task, in registry and split order."""
+    for task in TASKS.values():
+        if task.problem_type == "mask_fill" and not include_gmet:
+            continue
+        for split in task.splits:
+            path = sample_data_dir() / task.name / f"{split}.jsonl"
+            for line in path.read_text(encoding="utf-8").splitlines():
+                yield task, json.loads(line)

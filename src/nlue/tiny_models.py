@@ -7,12 +7,11 @@ Nothing here is a pretrained Nepali model: scores of these models are baselines 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
-from nlue.sample import sample_data_dir
+from nlue.sample import sample_records
 from nlue.tasks import TASKS
 
 Family = Literal["bert", "roberta", "deberta-v2", "distilbert"]
@@ -21,14 +20,10 @@ FAMILIES: tuple[Family, ...] = ("bert", "roberta", "deberta-v2", "distilbert")
 
 def sample_corpus() -> Iterator[str]:
     """Every text field and GMET answer of the embedded sample data."""
-    for task in TASKS.values():
-        for split in task.splits:
-            path = sample_data_dir() / task.name / f"{split}.jsonl"
-            for line in path.read_text(encoding="utf-8").splitlines():
-                record = json.loads(line)
-                for name in task.text_fields:
-                    yield record[name].replace("[MASK]", " ")
-                yield from record.get("answers", [])
+    for task, record in sample_records():
+        for name in task.text_fields:
+            yield record[name].replace("[MASK]", " ")
+        yield from record.get("answers", [])
 
 
 def train_tokenizer(family: Family, texts: Iterable[str] | None = None, vocab_size: int = 2000):

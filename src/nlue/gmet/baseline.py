@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import logging
 import math
 from collections import Counter, defaultdict
@@ -31,8 +30,7 @@ import numpy as np
 from nlue.errors import NlueError
 from nlue.gmet.items import GmetItem, ItemPrediction
 from nlue.normalize import normalize_answer
-from nlue.sample import sample_data_dir
-from nlue.tasks import TASKS
+from nlue.sample import sample_records
 
 logger = logging.getLogger(__name__)
 
@@ -61,17 +59,11 @@ def check_baseline(model: str) -> str:
 
 def corpus_texts() -> Iterator[str]:
     """Every text field of the embedded sample data except GMET (its test sentences stay unseen)."""
-    for task in TASKS.values():
-        if task.problem_type == "mask_fill":
-            continue
-        for split in task.splits:
-            path = sample_data_dir() / task.name / f"{split}.jsonl"
-            for line in path.read_text(encoding="utf-8").splitlines():
-                record = json.loads(line)
-                for name in task.text_fields:
-                    text = str(record.get(name) or "").replace("_", " ").strip()
-                    if text:
-                        yield text
+    for task, record in sample_records(include_gmet=False):
+        for name in task.text_fields:
+            text = str(record.get(name) or "").replace("_", " ").strip()
+            if text:
+                yield text
 
 
 def words_of(text: str) -> list[str]:
