@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from nlue.text_table import text_table
+
 if TYPE_CHECKING:
     from nlue.build import BuildResult
 
@@ -30,12 +32,7 @@ def build_summary(result: BuildResult) -> str:
                 str(sum(sum(r.dropped_by_label_map.values()) for r in splits.values())),
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = [
-        "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
-        for row in rows
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines = text_table(rows, numbers_right=True).splitlines()
     lines += [
         "",
         f"dataset repo : {result.repo_dir}",
