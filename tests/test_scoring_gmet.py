@@ -138,3 +138,43 @@ def test_gmet_combined_module_matches_direct_formulas(items, as_words):
     ours = gmet_module().compute(predictions=predictions, references=references, categories=categories)
     for key, value in direct_gmet(correct, categories).items():
         assert math.isclose(ours[key], value, rel_tol=1e-12, abs_tol=1e-12), key
+
+
+def _simulated_runs(true_accuracy: np.ndarray, items: int, runs: int, rng: np.random.Generator) -> np.ndarray:
+    """``runs`` test sets of ``items`` 0/1 verdicts per category, each item right with its category's rate."""
+    return (rng.random((runs, len(true_accuracy), items)) < true_accuracy[None, :, None]).astype(np.int64)
+
+
+@pytest.mark.parametrize(("mean", "spread"), [(0.5, 0.12), (0.3, 0.0)], ids=["uneven", "even"])
+def test_intervals_cover_at_the_papers_design(mean, spread):
+    """75 categories x 20 items, as in the paper; nominal 95%, accepted 92-98% for A, E and C.
+
+    The target is what the statistic gives on average over test sets of this design (the
+    same categories, fresh items): sigma from 20 items per category carries binomial noise,
+    so that is what the paper's E and C estimate. The target is measured with 20,000 test
+    sets; each of 300 simulated runs then gets its interval through score_task, the
+    function the gmet_combined module calls.
+    """
+    categories, items, runs = 75, 20, 300
+    rng = np.random.default_rng(75 * 20)
+    true_accuracy = np.clip(rng.normal(mean, spread, categories), 0.0, 1.0)
+    names = [name for name in CATEGORIES[:categories] for _ in range(items)]
+    reference = _simulated_runs(true_accuracy, items, 20_000, rng).mean(axis=2)
+    sigma = reference.std(axis=1)
+    target = {
+        "accuracy": float(reference.mean()),
+        "equality": float(np.exp(-sigma).mean()),
+        "combined": float((reference.mean(axis=1) * np.exp(-sigma)).mean()),
+    }
+    covered = dict.fromkeys(target, 0)
+    contains_point = dict.fromkeys(target, 0)
+    for run, verdicts in enumerate(_simulated_runs(true_accuracy, items, runs, rng)):
+        scores = score_task(
+            "gmet", [""] * verdicts.size, verdicts.ravel().tolist(), categories=names, bootstrap_resamples=400, seed=run
+        )
+        for name, value in target.items():
+            covered[name] += scores[f"{name}_ci_low"] <= value <= scores[f"{name}_ci_high"]
+            contains_point[name] += scores[f"{name}_ci_low"] <= scores[name] <= scores[f"{name}_ci_high"]
+    coverage = {name: count / runs for name, count in covered.items()}
+    assert all(0.92 <= share <= 0.98 for share in coverage.values()), coverage
+    assert contains_point == dict.fromkeys(target, runs)

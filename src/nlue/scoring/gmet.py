@@ -88,6 +88,9 @@ def gmet_problem(categories: Any, correct: np.ndarray) -> tuple[ScoringProblem, 
         statistic=gmet_statistic(sizes),
         metrics=GMET_METRICS,
         group_sizes=sizes,
+        # Within-category resampling inflates sigma (see nlue.scoring.bootstrap); every metric lies in [0, 1].
+        interval_method="bias_shifted",
+        value_range=(0.0, 1.0),
     )
     return problem, tuple(str(name) for name in names_sorted)
 

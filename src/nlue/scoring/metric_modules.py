@@ -26,8 +26,8 @@ METRIC_MODULES: tuple[str, ...] = ("nlue", "gmet_combined", "macro_f1", "r_squar
 _METRICS_DIR = Path(__file__).resolve().parents[3] / "metrics"
 
 BOOTSTRAP_ARGS_DOC = """\
-    bootstrap_resamples (`int`, *optional*): number of percentile-bootstrap resamples of the
-        items. When given, every metric `m` is followed by `m_ci_low` and `m_ci_high`. Default
+    bootstrap_resamples (`int`, *optional*): number of bootstrap resamples of the items
+        (percentile intervals; GMET: within categories, bias-shifted). When given, every metric `m` is followed by `m_ci_low` and `m_ci_high`. Default
         `None`: no intervals. 1,000 is a sound choice.
     confidence_level (`float`): coverage of the interval, between 0 and 1. Default 0.95.
     seed (`int`): seed of the resampling, so that an interval can be reproduced. Default 0."""

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 # (outputs of shape (rows, items), references of shape (rows, items) or None) -> {metric: (rows,)}
 BatchedStatistic = Callable[[np.ndarray, np.ndarray | None], dict[str, np.ndarray]]
+IntervalMethod = Literal["percentile", "bias_shifted"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,11 @@ class ScoringProblem:
         metrics: names of the scalar metrics ``statistic`` returns, in reporting order.
         group_sizes: for stratified data (GMET categories), the size of each stratum; items
             are stored sorted so that stratum ``k`` is one contiguous block. None otherwise.
+        interval_method: how a bootstrap distribution becomes an interval, see
+            :mod:`nlue.scoring.bootstrap`: ``"percentile"``, or ``"bias_shifted"`` for
+            statistics whose resampled values are biased away from the point estimate.
+        value_range: the range every metric lives in (interval ends are clipped to it),
+            or None when unbounded.
     """
 
     outputs: np.ndarray
@@ -38,6 +45,8 @@ class ScoringProblem:
     statistic: BatchedStatistic
     metrics: tuple[str, ...]
     group_sizes: np.ndarray | None = None
+    interval_method: IntervalMethod = "percentile"
+    value_range: tuple[float, float] | None = None
 
     @property
     def n_items(self) -> int:
