@@ -47,7 +47,7 @@ def _train(model: Path, task: str, out: Path, *extra: str) -> int:
 
 
 def test_train_writes_checkpoint_results_and_card(tiny_bert: Path, tmp_path: Path, capsys) -> None:
-    assert _train(tiny_bert, "mnli", tmp_path, "--preset", "VI", "--seed", "7") == 0
+    assert _train(tiny_bert, "mnli", tmp_path, "--preset", "VI", "--extra_fc", "--seed", "7") == 0
     out = capsys.readouterr().out
     assert "test macro_f1" in out and "95% CI" in out
     result = json.loads((tmp_path / "results" / "run" / "mnli.json").read_text(encoding="utf-8"))
@@ -59,16 +59,21 @@ def test_train_writes_checkpoint_results_and_card(tiny_bert: Path, tmp_path: Pat
     )
     assert result["hyperparameters"]["learning_rate"] == 1e-3 and "transformers" in result["versions"]
     assert result["hyperparameters"]["best_checkpoint"]
+    hp = result["hyperparameters"]
+    assert hp["extra_fc"] is True and hp["preset_scheme"] == 2 and "paper_hparams" not in hp
+    assert hp["trainable"].startswith("preset VI: ") and "layers 2-3 of 4, extra FC, head" in hp["trainable"]
     from transformers import AutoConfig
 
     config = AutoConfig.from_pretrained(tmp_path / "run")
     assert config.id2label == TASKS["mnli"].id2label
+    assert config.nlue_preset == "VI" and config.nlue_extra_fc is True
     card = ModelCard.load(tmp_path / "run" / "README.md")
     assert card.data.language == "ne" and card.data.base_model == str(tiny_bert)
     metrics = {r.metric_name: r.metric_value for r in card.data.eval_results}
     assert metrics["macro_f1"] == pytest.approx(result["metrics"]["macro_f1"], abs=1e-4)
     assert {r.dataset_config for r in card.data.eval_results} == {"mnli"}
     assert "SAMPLE data" in card.text
+    assert "parameter preset VI with an extra fully connected layer before the classifier" in card.text
 
 
 def test_regression_and_wg_train(tiny_roberta: Path, tmp_path: Path) -> None:
@@ -119,15 +124,42 @@ def test_paper_hparams_resolution(tiny_bert: Path) -> None:
 
     model_args = ModelArguments(model_name_or_path="FacebookAI/xlm-roberta-base")
     training_args = NlueTrainingArguments(output_dir="x")
-    m, t = with_paper_hparams(model_args, training_args, RecipeArguments(paper_hparams="auto"), TASKS["rte"])
+    m, t, record = with_paper_hparams(model_args, training_args, RecipeArguments(paper_hparams="auto"), TASKS["rte"])
     assert (m.preset, t.learning_rate, t.num_train_epochs, t.per_device_train_batch_size) == ("V", 2e-5, 15.0, 32)
-    m, t = with_paper_hparams(model_args, training_args, RecipeArguments(paper_hparams="NepBERTa"), TASKS["cr"])
+    assert record["paper_model"] == "XLM-R Base" and record["from_the_paper"]["configuration_numeral"] == "V"
+    assert record["our_reading"] == "preset V = head + top ⌈L/2⌉ layers"
+    m, t, _ = with_paper_hparams(model_args, training_args, RecipeArguments(paper_hparams="NepBERTa"), TASKS["cr"])
     assert (m.preset, t.learning_rate, t.num_train_epochs, t.per_device_train_batch_size) == ("V", 1e-5, 2.0, 32)
+    assert with_paper_hparams(model_args, training_args, RecipeArguments(), TASKS["cr"]) == (
+        model_args, training_args, None,
+    )  # fmt: skip
     with pytest.raises(NlueError, match="not one of the paper's models"):
         with_paper_hparams(
             ModelArguments(model_name_or_path=str(tiny_bert)), training_args, RecipeArguments(paper_hparams="auto"),
             TASKS["rte"],
         )  # fmt: skip
+
+
+def test_paper_hparams_are_recorded_as_the_papers_and_the_subset_as_ours(
+    tiny_bert: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("INFO", logger="nlue.training.recipe"):
+        assert _train(tiny_bert, "cr", tmp_path, "--paper_hparams", "NepBERTa") == 0
+    assert any("are the paper's" in m and "is our reading" in m for m in caplog.messages)
+    result = json.loads((tmp_path / "results" / "run" / "cr.json").read_text(encoding="utf-8"))
+    assert result["preset"] == "V" and result["hyperparameters"]["learning_rate"] == 1e-5
+    paper = result["hyperparameters"]["paper_hparams"]
+    assert paper["from_the_paper"] == {
+        "learning_rate": 1e-5, "num_train_epochs": 2, "per_device_train_batch_size": 32, "configuration_numeral": "V"
+    }  # fmt: skip
+    assert "are the NLUE paper's best for NepBERTa on cr" in result["notes"] and "our reading" in result["notes"]
+    card = ModelCard.load(tmp_path / "run" / "README.md").text
+    assert result["notes"] in card and "our reading of the paper's configuration V" in card
+
+
+def test_extra_fc_is_refused_with_lora(tiny_bert: Path, tmp_path: Path, capsys) -> None:
+    assert _train(tiny_bert, "sa", tmp_path, "--lora", "--extra_fc") == 2
+    assert "--extra_fc works with the parameter presets, not with --lora" in capsys.readouterr().err
 
 
 def test_arguments_from_yaml_file(tiny_bert: Path, tmp_path: Path) -> None:
@@ -185,24 +217,74 @@ def test_push_dry_run_of_a_checkpoint(tiny_bert: Path, tmp_path: Path, capsys, m
     assert ModelCard.load(tmp_path / "run" / "README.md").data.model_name == "me/tiny-sa"
 
 
-def test_search_grid_with_folds_resumes(tiny_bert: Path, tmp_path: Path) -> None:
+def test_search_grid_with_presets_and_folds_resumes(tiny_bert: Path, tmp_path: Path) -> None:
     args = ["search", "--model", str(tiny_bert), "--task", "rte", "--output_dir", str(tmp_path / "run"),
-            "--results_dir", str(tmp_path / "results"), "--learning_rates", "1e-3,1e-4", "--batch_sizes", "16",
-            "--folds", "2", "--num_train_epochs", "1", "--disable_tqdm", "true", "--bootstrap_resamples", "0"]  # fmt: skip
+            "--results_dir", str(tmp_path / "results"), "--presets", "VIII,VII", "--learning_rates", "1e-3,1e-4",
+            "--batch_sizes", "16", "--folds", "2", "--num_train_epochs", "1", "--disable_tqdm", "true",
+            "--bootstrap_resamples", "0"]  # fmt: skip
     assert main([*args, "--skip_final", "true"]) == 0
     trials = tmp_path / "run" / "search" / "trials"
     names = sorted(p.name for p in trials.iterdir())
-    assert names == ["lr0.0001-bs16-fold0.json", "lr0.0001-bs16-fold1.json", "lr0.001-bs16-fold0.json",
-                     "lr0.001-bs16-fold1.json"]  # fmt: skip
+    assert names == sorted(
+        f"{preset}-lr{lr}-bs16-fold{fold}.json" for preset in ("VII", "VIII") for lr in ("0.001", "0.0001")
+        for fold in (0, 1)
+    )  # fmt: skip
+    record = json.loads((trials / "VII-lr0.001-bs16-fold0.json").read_text(encoding="utf-8"))
+    assert record["preset"] == "VII" and record["extra_fc"] is False and record["learning_rate"] == 1e-3
     kept = (trials / names[0]).read_text(encoding="utf-8")
     (trials / names[1]).unlink()  # as if the search had been interrupted there
     assert main(args) == 0
     assert (trials / names[0]).read_text(encoding="utf-8") == kept  # finished trials are not redone
     assert (trials / names[1]).is_file()
     summary = json.loads((tmp_path / "run" / "search" / "summary.json").read_text(encoding="utf-8"))
-    best = min(summary["configurations"], key=lambda r: r["mean_validation_loss"])
-    assert summary["best"] == best and all(row["folds"] == 2 for row in summary["configurations"])
-    assert (tmp_path / "results" / "run" / "rte.json").is_file()
+    ranking = summary["ranking"]
+    assert summary["grid"]["presets"] == ["VIII", "VII"] and summary["presets_source"] == "given"
+    assert {(row["preset"], row["learning_rate"]) for row in ranking} == {
+        (p, lr) for p in ("VII", "VIII") for lr in (1e-3, 1e-4)
+    }
+    losses = [row["mean_validation_loss"] for row in ranking]
+    assert losses == sorted(losses) and [row["rank"] for row in ranking] == [1, 2, 3, 4]
+    assert summary["best"] == ranking[0] and all(row["folds"] == 2 for row in ranking)
+    final = json.loads((tmp_path / "results" / "run" / "rte.json").read_text(encoding="utf-8"))
+    assert final["preset"] == summary["best"]["preset"]
+    assert final["hyperparameters"]["learning_rate"] == summary["best"]["learning_rate"]
+
+
+def test_search_presets_choice(caplog: pytest.LogCaptureFixture) -> None:
+    from nlue.training.args import ModelArguments, RecipeArguments
+    from nlue.training.search import search_presets
+
+    def choose(text: str, task: str, model: str = "local/tiny", paper: str | None = None, lora: bool = False):
+        args = ModelArguments(model_name_or_path=model, preset="III")
+        return search_presets(text, TASKS[task], args, RecipeArguments(paper_hparams=paper), lora)
+
+    # A paper model (by Hub id or by name): its own appendix E cell and the neighbouring numerals.
+    presets, why = choose("auto", "rte", "FacebookAI/xlm-roberta-base")
+    assert presets == ["IV", "V", "VI"] and why == "the paper's best for XLM-R Base on rte (V) and its neighbours"
+    assert choose("auto", "sa", "FacebookAI/xlm-roberta-base")[0] == ["I", "II"]
+    assert choose("auto", "cr", "microsoft/mdeberta-v3-base")[0] == ["III", "IV", "V"]
+    assert choose("auto", "cr", paper="NepBERTa")[0] == ["IV", "V", "VI"]
+    # Another model: the task's most frequent best; cr's tie (IV and V, five models each) goes to IV.
+    assert choose("auto", "mrpc")[0] == ["VI", "VII", "VIII"]
+    presets, why = choose("auto", "cr")
+    assert presets == ["III", "IV", "V"] and "most frequent best on cr (5 of its 10 models)" in why
+    assert choose("I, iv,VI,IV", "rte")[0] == ["I", "IV", "VI"]
+    assert choose("current", "rte")[0] == ["III"]
+    with pytest.raises(NlueError, match=r"--presets: unknown preset 'IX'"):
+        choose("I,IX", "rte")
+    with caplog.at_level("INFO", logger="nlue.training.search"):
+        assert choose("auto", "rte", lora=True)[0] == [None]
+    assert any("presets do not apply" in m for m in caplog.messages)
+
+
+def test_search_with_lora_varies_only_lr_and_batch(tiny_bert: Path, tmp_path: Path) -> None:
+    assert main(["search", "--model", str(tiny_bert), "--task", "rte", "--output_dir", str(tmp_path / "run"),
+                 "--lora", "--learning_rates", "1e-3", "--batch_sizes", "16", "--folds", "2",
+                 "--num_train_epochs", "1", "--disable_tqdm", "true", "--skip_final", "true"]) == 0  # fmt: skip
+    trials = tmp_path / "run" / "search" / "trials"
+    assert sorted(p.name for p in trials.iterdir()) == ["lora-lr0.001-bs16-fold0.json", "lora-lr0.001-bs16-fold1.json"]
+    summary = json.loads((tmp_path / "run" / "search" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["grid"]["presets"] == [None] and summary["best"]["preset"] is None and summary["lora"] is True
 
 
 def test_stratified_folds_are_balanced() -> None:

@@ -36,7 +36,7 @@ def train_baselines(
         if task.problem_type == "mask_fill":
             continue
         outcome = run_training(
-            ModelArguments(model_name_or_path=str(encoder), preset="VII"),
+            ModelArguments(model_name_or_path=str(encoder), preset="I"),
             DataArguments(task=task.name, dataset=dataset),
             LoraArguments(),
             RecipeArguments(

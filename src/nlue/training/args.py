@@ -25,8 +25,19 @@ class ModelArguments:
     )
     tokenizer_name: str | None = field(default=None, metadata={"help": "Tokenizer, if not the model's own."})
     preset: str = field(
-        default="VII",
-        metadata={"help": "Parameter subset that trains, I (head only) .. VIII; see trainers/README.md."},
+        default="I",
+        metadata={
+            "help": "Parameter subset that trains: I (everything, full fine-tuning), II (all layers, embeddings "
+            "frozen) .. VII (head + top sixth of the layers), VIII (classification head only). Our reading of "
+            "the paper's configurations I-VIII; see trainers/README.md."
+        },
+    )
+    extra_fc: bool = field(
+        default=False,
+        metadata={
+            "help": "Add a new fully connected layer (Linear d->d, GELU, dropout) before the classifier; it trains "
+            "with any preset. The paper tried it with its configuration IV. Not with --lora."
+        },
     )
     trust_remote_code: bool = field(
         default=False, metadata={"help": "Allow model code from the Hub repo (off: only transformers' own code runs)."}
@@ -63,8 +74,11 @@ class RecipeArguments:
     paper_hparams: str | None = field(
         default=None,
         metadata={
-            "help": "Use the paper's best preset, learning rate, epochs and batch size for this task and the named "
-            "paper model (e.g. 'XLM-R Base'), or 'auto' to match the model id against the registry."
+            "help": "Use the paper's best configuration for this task and the named paper model (e.g. 'XLM-R "
+            "Base'), or 'auto' to match the model id against the registry: learning rate, epochs and batch size "
+            "are the paper's (appendix E); the preset is the paper's configuration numeral, but the parameter "
+            "subset that numeral names is our reading (trainers/README.md). With `nlue search` it only names the "
+            "paper model whose best configuration --presets auto starts from."
         },
     )
     early_stopping_patience: int = field(

@@ -61,6 +61,13 @@ def _metrics_table(result: RunResult, task: TaskSpec) -> str:
     return "\n".join(lines)
 
 
+def _cell(value: object) -> str:
+    """A hyperparameter value for a table cell: nested records flattened to ``key: value`` pairs."""
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_cell(v)}" for k, v in value.items())
+    return str(value).replace("|", "/")
+
+
 def render_model_card(result: RunResult, task: TaskSpec) -> ModelCard:
     is_sample = bool(result.dataset.get("is_sample"))
     data = ModelCardData(
@@ -74,16 +81,29 @@ def render_model_card(result: RunResult, task: TaskSpec) -> ModelCard:
         model_name=result.model,
         eval_results=eval_results(result, task),
     )
+    extra_fc = (
+        " with an extra fully connected layer before the classifier" if result.hyperparameters.get("extra_fc") else ""
+    )
     trained = (
         f"LoRA adapters (r={result.lora['r']}, alpha={result.lora['alpha']}) and the head"
         if result.lora
-        else (f"parameter preset {result.preset} (see nlue's trainers/README.md)")
+        else f"parameter preset {result.preset}{extra_fc} (our reading of the paper's configuration "
+        f"{result.preset}; see nlue's trainers/README.md)"
     )
-    hp_lines = "\n".join(f"| {k} | {v} |" for k, v in result.hyperparameters.items())
+    hp_lines = "\n".join(f"| {k} | {_cell(v)} |" for k, v in result.hyperparameters.items())
+    notes = f"\n{result.notes}\n" if result.notes else ""
     paper = result.paper_reference
     paper_line = (
-        f"The NLUE paper reports {task.primary_metric} = {100 * paper['primary_score']:.2f} for {paper['model']} "
-        f"on {task.name} (full test set)."
+        "The NLUE paper reports "
+        + ", ".join(f"{k} = {100 * v:.2f}" for k, v in (paper.get("metrics") or {}).items())
+        + f" for {paper['model']} on {task.name} (full test set); the primary metric here, {task.primary_metric}, "
+        f"is {task.primary_note}."
+        + "".join(f" Flag on the paper's cells: {flag['explanation']}" for flag in paper.get("flags") or [])
+        + (
+            ""
+            if paper.get("hub_id_confirmed", True)
+            else f" (Matching this base model to the paper's row is a guess: {paper.get('hub_id_note')}.)"
+        )
         if paper and paper.get("primary_score") is not None
         else "The NLUE paper reports no score for this base model."
     )
@@ -118,7 +138,7 @@ Labels: {", ".join(f"{i} = {n}" for i, n in task.id2label.items()) if task.label
 |---|---|
 {hp_lines}
 | seed | {result.seed} |
-
+{notes}
 Trained with transformers' Trainer: evaluation every epoch, early stopping on the validation loss, the best
 checkpoint restored before scoring. Package versions: {", ".join(f"{k} {v}" for k, v in result.versions.items())}.
 
@@ -131,7 +151,8 @@ checkpoint restored before scoring. Package versions: {", ".join(f"{k} {v}" for 
 ## Limitations
 
 NLUE's data is largely machine-translated from English benchmarks and checked on samples; expect translation
-artefacts. A score on one task says little about others; compare models with the NLUE score over all tasks.
+artefacts. A score on one task says little about others; compare models on all tasks (the NLUE score, the mean of the
+tasks' primary metrics, is an nlue convention: the paper defines no overall score).
 
 ## Citation
 

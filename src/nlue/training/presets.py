@@ -1,34 +1,44 @@
 """Parameter-subset presets I–VIII for fine-tuning an encoder on an NLUE task.
 
 The NLUE paper (section 5) fine-tuned every model with eight configurations, I–VIII, that update
-different parameter subsets: from only the classification layer, through progressively unfreezing
-upper, intermediate and lower transformer layers, to all layers; configuration IV was tried with
-and without an extra fully connected layer before the classifier. The paper's text does not give
-the exact subsets, so **the definitions here are ours** (``PRESETS`` is the single definition;
-``presets_markdown_table()`` renders it). With ``L`` encoder layers and "top k" meaning the last k
-layers (fractions round up):
+different parameter subsets, ranging from only the classification layer to all layers; the
+figures that define each configuration are not in its text. **The definitions here are our
+reading** (``PRESETS`` is the single definition; ``presets_markdown_table()`` renders it;
+trainers/README.md, "How presets I–VIII were derived", gives the reasoning). The numerals run
+from most to fewest trainable parameters: the paper's appendix E lists I as SA's best
+configuration for all ten models while its text says that training only the classification layer
+was not enough for SA, so I must be the widest subset. With ``L`` encoder layers and "top k"
+meaning the last k layers (fractions round up; the head always trains):
 
 ====== =========================================================================
-I      classification head only
-II     head + top ⌈L/4⌉ layers
-III    head + top ⌈L/2⌉ layers
-IV     III + an extra fully connected layer before the classifier
-V      head + top ⌈3L/4⌉ layers
-VI     head + all layers (embeddings frozen)
-VII    everything (full fine-tuning)
-VIII   everything + the extra fully connected layer
+I      everything: embeddings + all L layers + head (full fine-tuning)
+II     all L layers + head, embeddings frozen
+III    head + top ⌈5L/6⌉ layers
+IV     head + top ⌈2L/3⌉ layers (the upper and intermediate thirds)
+V      head + top ⌈L/2⌉ layers
+VI     head + top ⌈L/3⌉ layers (the upper third)
+VII    head + top ⌈L/6⌉ layers
+VIII   classification head only
 ====== =========================================================================
 
 "Head" is every module that maps encoder output to logits (for BERT ``classifier`` and
 ``bert.pooler``); "embeddings" is every other base-model parameter outside the layer stack (the
-embeddings, plus e.g. DeBERTa's ``encoder.rel_embeddings``); embeddings train only in VII and VIII.
+embeddings, plus e.g. DeBERTa's ``encoder.rel_embeddings``); embeddings train only in I.
 
-The extra fully connected layer (``Linear(d, d)`` → activation → dropout, newly initialised) sits
-immediately before the layer that outputs the logits, on that layer's input: after BERT's pooler,
-DeBERTa's pooler, DistilBERT's ``pre_classifier`` and after the dense+tanh of the RoBERTa/ELECTRA
-head. It is recorded in the config (``nlue_extra_fc``), so ``load_sequence_classifier`` rebuilds it
-and loads its saved weights; a plain ``AutoModelForSequenceClassification.from_pretrained`` would
-drop them.
+The paper tried configuration IV with and without an extra fully connected layer before the
+classifier, so that layer does not define any configuration: it is an independent option
+(``apply_preset(..., extra_fc=True)``, ``--extra_fc``) that works with every preset. The layer
+(``Linear(d, d)`` → activation → dropout, newly initialised) sits immediately before the layer
+that outputs the logits, on that layer's input: after BERT's pooler, DeBERTa's pooler,
+DistilBERT's ``pre_classifier`` and after the dense+tanh of the RoBERTa/ELECTRA head. It is
+recorded in the config (``nlue_extra_fc``), so ``load_sequence_classifier`` rebuilds it and loads
+its saved weights; a plain ``AutoModelForSequenceClassification.from_pretrained`` would drop them.
+
+Checkpoints record the preset as ``config.nlue_preset`` and this numbering as
+``config.nlue_preset_scheme`` (``PRESET_SCHEME``). Checkpoints written before the numbering was
+reversed have no ``nlue_preset_scheme``; their ``nlue_preset`` follows the old numbering (I was
+head only, VII full fine-tuning, IV and VIII carried the extra layer). They still load: loading
+reads only ``nlue_extra_fc``.
 """
 
 from __future__ import annotations
@@ -59,20 +69,25 @@ HEAD, EMBEDDINGS = "head", "embeddings"
 # ---------------------------------------------------------------------------------------------
 
 
+PRESET_SCHEME = 2
+"""Version of the preset numbering, stored in checkpoints as ``config.nlue_preset_scheme``.
+
+1 (never stored) was the first numbering, from head only (I) to full fine-tuning plus the extra
+layer (VIII); 2 is the current one, from full fine-tuning (I) to head only (VIII)."""
+
+
 @dataclass(frozen=True)
 class PresetSpec:
     """One parameter-subset preset: which groups of parameters train.
 
     The head always trains. ``layer_fraction`` of the ``L`` encoder layers train, counted from the
-    top and rounded up; ``train_embeddings`` unfreezes the embeddings; ``extra_fc`` inserts a new
-    fully connected layer before the classifier (trainable).
+    top and rounded up; ``train_embeddings`` unfreezes the embeddings as well.
     """
 
     name: str
     description: str
     layer_fraction: Fraction
     train_embeddings: bool = False
-    extra_fc: bool = False
 
     def num_layers(self, total_layers: int) -> int:
         """How many of ``total_layers`` encoder layers train (⌈fraction·L⌉)."""
@@ -86,17 +101,17 @@ class PresetSpec:
 PRESETS: dict[str, PresetSpec] = {
     spec.name: spec
     for spec in (
-        PresetSpec("I", "classification head only", Fraction(0)),
-        PresetSpec("II", "head + top ⌈L/4⌉ layers", Fraction(1, 4)),
-        PresetSpec("III", "head + top ⌈L/2⌉ layers", Fraction(1, 2)),
-        PresetSpec("IV", "head + top ⌈L/2⌉ layers + extra FC layer", Fraction(1, 2), extra_fc=True),
-        PresetSpec("V", "head + top ⌈3L/4⌉ layers", Fraction(3, 4)),
-        PresetSpec("VI", "head + all layers (embeddings frozen)", Fraction(1)),
-        PresetSpec("VII", "everything: embeddings, all layers, head", Fraction(1), train_embeddings=True),
-        PresetSpec("VIII", "everything + extra FC layer", Fraction(1), train_embeddings=True, extra_fc=True),
+        PresetSpec("I", "everything: embeddings, all L layers, head (full fine-tuning)", Fraction(1), True),
+        PresetSpec("II", "head + all L layers (embeddings frozen)", Fraction(1)),
+        PresetSpec("III", "head + top ⌈5L/6⌉ layers", Fraction(5, 6)),
+        PresetSpec("IV", "head + top ⌈2L/3⌉ layers (upper and intermediate thirds)", Fraction(2, 3)),
+        PresetSpec("V", "head + top ⌈L/2⌉ layers", Fraction(1, 2)),
+        PresetSpec("VI", "head + top ⌈L/3⌉ layers (upper third)", Fraction(1, 3)),
+        PresetSpec("VII", "head + top ⌈L/6⌉ layers", Fraction(1, 6)),
+        PresetSpec("VIII", "classification head only", Fraction(0)),
     )
 }
-"""Presets I–VIII, our definition of the paper's fine-tuning configurations."""
+"""Presets I–VIII, our reading of the paper's fine-tuning configurations, widest first."""
 
 
 def get_preset(preset: str) -> PresetSpec:
@@ -105,6 +120,13 @@ def get_preset(preset: str) -> PresetSpec:
     if spec is None:
         raise ValueError(f"unknown preset {preset!r}: choose one of {', '.join(PRESETS)}")
     return spec
+
+
+def neighbouring_presets(preset: str) -> tuple[str, ...]:
+    """``preset`` with the numerals just before and after it, in numeral order (``VI`` → V, VI, VII)."""
+    names = list(PRESETS)
+    position = names.index(get_preset(preset).name)
+    return tuple(names[max(position - 1, 0) : position + 2])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,7 +291,7 @@ def model_layout(model: nn.Module) -> ModelLayout:
 
 
 class ExtraFC(nn.Module):
-    """``Linear(d, d)`` → activation → dropout: the extra layer of presets IV and VIII."""
+    """``Linear(d, d)`` → activation → dropout: the optional extra layer before the classifier."""
 
     def __init__(self, size: int, activation: str = "gelu", dropout: float = 0.1) -> None:
         from transformers.activations import ACT2FN
@@ -377,10 +399,10 @@ class PresetSummary:
     total_params: int
 
     def describe(self) -> str:
-        """One line, e.g. ``preset VI: 1.2M of 86M parameters train (layers 0-11, head)``."""
+        """One line, e.g. ``preset VI: 29M of 86M parameters train (layers 8-11 of 12, head)``."""
         parts = ["embeddings"] if self.train_embeddings else []
         if self.layers_trained:
-            parts.append(f"layers {self.layers_trained[0]}-{self.layers_trained[-1]}")
+            parts.append(f"layers {self.layers_trained[0]}-{self.layers_trained[-1]} of {self.num_layers}")
         parts += ["extra FC", "head"] if self.extra_fc else ["head"]
         return (
             f"preset {self.preset}: {_human(self.trainable_params)} of {_human(self.total_params)} "
@@ -389,20 +411,29 @@ class PresetSummary:
 
 
 def apply_preset(
-    model: nn.Module, preset: str, extra_fc_activation: str = "gelu", extra_fc_dropout: float | None = None
+    model: nn.Module,
+    preset: str,
+    extra_fc: bool = False,
+    extra_fc_activation: str = "gelu",
+    extra_fc_dropout: float | None = None,
 ) -> PresetSummary:
     """Set ``requires_grad`` of every parameter of a sequence classifier as ``preset`` defines.
 
-    IV and VIII insert the extra fully connected layer (``add_extra_fc``; its dropout defaults to the
-    model's classifier dropout). A model that already has it keeps it for IV/VIII and is refused for
-    the other presets. Records ``config.nlue_preset``; logs and returns a ``PresetSummary``.
+    ``extra_fc`` inserts the extra fully connected layer (``add_extra_fc``; its dropout defaults to
+    the model's classifier dropout), which always trains. A model that already has the layer (a
+    checkpoint trained with it) keeps it with ``extra_fc=True`` and is refused without, so that
+    what is recorded matches what trains. Records ``config.nlue_preset`` and
+    ``config.nlue_preset_scheme``; logs and returns a ``PresetSummary``.
     """
     spec = get_preset(preset)
     layout = model_layout(model)
-    if spec.extra_fc:
+    if extra_fc:
         add_extra_fc(model, layout, extra_fc_activation, extra_fc_dropout)
     elif has_extra_fc(model, layout):
-        raise ValueError(f"preset {spec.name} has no extra FC layer, but this model has one (use IV or VIII)")
+        raise ValueError(
+            f"this model already has the extra FC layer (nlue_extra_fc in its config): train it with extra_fc "
+            f"(--extra_fc) to keep it, or start from a checkpoint without it (preset {spec.name})"
+        )
     layers = set(spec.layers(layout.num_layers))
     trainable, total, names = 0, 0, []
     for name, param in model.named_parameters():
@@ -414,13 +445,14 @@ def apply_preset(
             trainable += param.numel()
             names.append(name)
     model.config.nlue_preset = spec.name
+    model.config.nlue_preset_scheme = PRESET_SCHEME
     summary = PresetSummary(
         spec.name,
         layout.family,
         layout.num_layers,
         tuple(sorted(layers)),
         spec.train_embeddings,
-        spec.extra_fc,
+        extra_fc,
         tuple(names),
         trainable,
         total,
@@ -540,32 +572,32 @@ def _layers_cell(spec: PresetSpec, total: int) -> str:
     layers = spec.layers(total)
     if not layers:
         return "none"
-    text = (
-        f"{layers[0]}–{layers[-1]} (all {total})"
-        if len(layers) == total
-        else f"{layers[0]}–{layers[-1]} (top {len(layers)})"
-    )
+    span = f"{layers[0]}–{layers[-1]}" if len(layers) > 1 else str(layers[0])
+    text = f"{span} (all {total})" if len(layers) == total else f"{span} (top {len(layers)})"
     return text + " + embeddings" if spec.train_embeddings else text
 
 
 def presets_markdown_table() -> str:
-    """Markdown: the presets (layers for 12- and 6-layer bases) and, per family, head and embeddings."""
+    """Markdown: the presets (layers for 12-, 6- and 24-layer bases) and, per family, head and embeddings."""
     lines = [
-        "Presets I–VIII are our definition: the paper names eight configurations but does not define",
-        "them exactly. L = number of encoder layers; layers are 0-based, top = last; the head always trains.",
+        "Presets I–VIII are our reading of the paper's eight configurations (the figures that define them",
+        'are not in its text; see "How presets I–VIII were derived" below). They run from the most to the',
+        "fewest trainable parameters. L = number of encoder layers; layers are 0-based, top = last; fractions",
+        "round up; the head always trains. The extra fully connected layer belongs to no preset: `--extra_fc`",
+        "adds it to any of them.",
         "",
         "| preset | what trains | layers trained, 12-layer base (BERT, RoBERTa, XLM-R, DeBERTa) "
-        "| layers trained, 6-layer DistilBERT | extra FC |",
+        "| layers trained, 6-layer DistilBERT | layers trained, 24-layer large base |",
         "|---|---|---|---|---|",
     ]
     for spec in PRESETS.values():
         lines.append(
             f"| {spec.name} | {spec.description} | {_layers_cell(spec, 12)} | {_layers_cell(spec, 6)} "
-            f"| {'yes' if spec.extra_fc else 'no'} |"
+            f"| {_layers_cell(spec, 24)} |"
         )
     lines += [
         "",
-        "| family (model types) | layers | head (always trains) | embeddings (train in VII, VIII only) "
+        "| family (model types) | layers | head (always trains) | embeddings (train in I only) "
         "| extra FC (Linear d→d, GELU, dropout) sits at |",
         "|---|---|---|---|---|",
     ]

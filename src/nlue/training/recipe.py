@@ -82,15 +82,37 @@ def paper_model_for(name: str, model_id: str, task: TaskSpec) -> str:
 
 def with_paper_hparams(
     model_args: ModelArguments, training_args: NlueTrainingArguments, recipe_args: RecipeArguments, task: TaskSpec
-) -> tuple[ModelArguments, NlueTrainingArguments]:
+) -> tuple[ModelArguments, NlueTrainingArguments, dict[str, Any] | None]:
+    """Apply ``--paper_hparams``: the arguments with the paper's appendix E cell, and a record of what came from it.
+
+    The learning rate, epochs and batch size are the paper's numbers; the preset is the paper's
+    configuration numeral, whose parameter subset is our reading (the paper's figures that define it
+    are not in its text). The record says so; it goes into the results and the model card.
+    """
+    from nlue.training.presets import get_preset
+
     if not recipe_args.paper_hparams:
-        return model_args, training_args
+        return model_args, training_args, None
     paper_model = paper_model_for(recipe_args.paper_hparams, model_args.model_name_or_path, task)
     hp = task.paper_best_hparams[paper_model]
+    subset = get_preset(hp.preset).description
     logger.info(
-        "paper hyperparameters for %s on %s: preset %s, lr %g, %d epochs, batch %d",
-        paper_model, task.name, hp.preset, hp.learning_rate, hp.epochs, hp.batch_size,
+        "paper hyperparameters for %s on %s (appendix E): learning rate %g, %d epochs, batch %d are the paper's; "
+        "preset %s is the paper's configuration numeral, but the parameter subset it names here (%s) is our "
+        "reading of it (trainers/README.md)",
+        paper_model, task.name, hp.learning_rate, hp.epochs, hp.batch_size, hp.preset, subset,
     )  # fmt: skip
+    record = {
+        "paper_model": paper_model,
+        "source": "NLUE paper, appendix E",
+        "from_the_paper": {
+            "learning_rate": hp.learning_rate,
+            "num_train_epochs": hp.epochs,
+            "per_device_train_batch_size": hp.batch_size,
+            "configuration_numeral": hp.preset,
+        },
+        "our_reading": f"preset {hp.preset} = {subset}",
+    }
     model_args = dataclasses.replace(model_args, preset=hp.preset)
     training_args = dataclasses.replace(
         training_args,
@@ -98,7 +120,19 @@ def with_paper_hparams(
         num_train_epochs=float(hp.epochs),
         per_device_train_batch_size=hp.batch_size,
     )
-    return model_args, training_args
+    return model_args, training_args, record
+
+
+def paper_hparams_note(record: dict[str, Any], task: TaskSpec) -> str:
+    """The sentence for results and the model card: which numbers are the paper's, which reading is ours."""
+    paper = record["from_the_paper"]
+    return (
+        f"Learning rate {paper['learning_rate']:g}, {paper['num_train_epochs']} epochs and batch size "
+        f"{paper['per_device_train_batch_size']} are the NLUE paper's best for {record['paper_model']} on "
+        f"{task.name} ({record['source']}). The paper names the configuration only by its numeral; the parameter "
+        f"subset trained for it here ({record['our_reading']}) is our reading of that numeral (nlue's "
+        "trainers/README.md, 'How presets I-VIII were derived')."
+    )
 
 
 def tokenize_dataset(dataset: Any, task: TaskSpec, tokenizer: Any, max_length: int) -> Any:
@@ -151,6 +185,8 @@ def prepare_model(model_args: ModelArguments, lora_args: LoraArguments, task: Ta
     from nlue.training.lora import wrap_with_lora
     from nlue.training.presets import apply_preset, load_sequence_classifier
 
+    if lora_args.lora and model_args.extra_fc:
+        raise NlueError("--extra_fc works with the parameter presets, not with --lora")
     source = model_args.model_name_or_path
     check_label_mapping(
         AutoConfig.from_pretrained(source, trust_remote_code=model_args.trust_remote_code), task, source
@@ -160,7 +196,10 @@ def prepare_model(model_args: ModelArguments, lora_args: LoraArguments, task: Ta
     )
     if lora_args.lora:
         return wrap_with_lora(model, lora_args), "LoRA adapters + head"
-    summary = apply_preset(model, model_args.preset)
+    try:
+        summary = apply_preset(model, model_args.preset, extra_fc=model_args.extra_fc)
+    except ValueError as exc:  # unknown preset, unsupported architecture, extra-FC mismatch: the user's to fix
+        raise NlueError(f"{source}: {exc}") from None
     return model, summary.describe()
 
 
@@ -226,11 +265,12 @@ def run_training(
     from nlue.scoring import score_task
     from nlue.training.lora import lora_settings
     from nlue.training.modelcard import write_model_card
+    from nlue.training.presets import PRESET_SCHEME
 
     task = get_task(data_args.task)
     if task.problem_type == "mask_fill":
         raise NlueError("gmet is zero-shot: score a masked LM with `nlue gmet --model ...` instead of training")
-    model_args, training_args = with_paper_hparams(model_args, training_args, recipe_args, task)
+    model_args, training_args, paper_record = with_paper_hparams(model_args, training_args, recipe_args, task)
     push, hub_model_id = training_args.push_to_hub, training_args.hub_model_id
     output_dir = training_args.output_dir or f"runs/{model_slug(model_args.model_name_or_path)}-{task.name}"
     # The Trainer would contact the Hub at start-up when push_to_hub is set: we push ourselves, at the end.
@@ -320,10 +360,14 @@ def run_training(
             "fp16": training_args.fp16,
             "world_size": training_args.world_size,
             "best_checkpoint": trainer.state.best_model_checkpoint,
+            "trainable": trained,
+            **({} if lora_args.lora else {"extra_fc": model_args.extra_fc, "preset_scheme": PRESET_SCHEME}),
+            **({"paper_hparams": paper_record} if paper_record else {}),
         },
         seed=training_args.seed,
         timings={"train_seconds": round(train_seconds, 3), "test_seconds": round(eval_seconds, 3)},
         paper_reference=task.paper_reference(model_args.model_name_or_path),
+        notes=paper_hparams_note(paper_record, task) if paper_record else "",
     )
     results_path = Path(output_dir) / "nlue_results.json"
     card_path = Path(output_dir) / "README.md"
