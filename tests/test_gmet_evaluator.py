@@ -99,6 +99,57 @@ def test_limited_open_vocabulary_run_marks_empty_categories(tiny_models: dict[st
     assert sum(1 for r in table if r["accuracy"] == "") == 75 - len({r["category"] for r in rows})
 
 
+@pytest.mark.parametrize("model", ["bert", "roberta", "baseline:bigram"])
+def test_default_predictions_never_depend_on_the_listed_answers(tiny_models: dict[str, Path], model: str):
+    """The model proposes its words from the sentence alone: other answers, or none, change nothing."""
+    import dataclasses
+
+    items = load_items(None)[:40]
+    name = model if model.startswith("baseline:") else str(tiny_models[model])
+    predictor = make_predictor(name, top_k=5, max_pieces=2, show_progress=False)
+    runs = [
+        predictor.predict(items),
+        predictor.predict([dataclasses.replace(item, answers=("अरूनै", "कुनैशब्द")) for item in items]),
+        predictor.predict([dataclasses.replace(item, answers=()) for item in items]),
+    ]
+    first = [(p.top_k, p.scores) for p in runs[0]]
+    assert all([(p.top_k, p.scores) for p in run] == first for run in runs[1:])
+
+
+def test_answer_ranked_mode_is_a_labelled_diagnostic(
+    tiny_models: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    results = tmp_path / "results"
+    common = ["--model", str(tiny_models["bert"]), "--results-dir", str(results), "--name", "tiny",
+              "--bootstrap", "0", "--max-pieces", "2", "--quiet"]  # fmt: skip
+    assert main([*common, "--out", str(tmp_path / "plain")]) == 0
+    plain_out = capsys.readouterr().out
+    assert main([*common, "--out", str(tmp_path / "diag"), "--answer-ranked-diagnostic"]) == 0
+    printed = capsys.readouterr().out
+    assert "DIAGNOSTIC" in printed and "DIAGNOSTIC" not in plain_out
+    plain = json.loads((results / "tiny" / "gmet.json").read_text(encoding="utf-8"))
+    diagnostic = json.loads((results / "tiny__answer-ranked-diagnostic" / "gmet.json").read_text(encoding="utf-8"))
+    assert plain["kind"] == "zero-shot" and plain["verdicts"] == "automatic"
+    assert diagnostic["kind"] == "diagnostic" and diagnostic["details"]["diagnostic"] == "answer-ranked"
+    assert "DIAGNOSTIC" in diagnostic["notes"] and "DIAGNOSTIC" in (tmp_path / "diag" / "categories.md").read_text()
+    # Ranking the listed answers can only add credit: the diagnostic is an upper reference, not a score.
+    assert diagnostic["metrics"]["accuracy"] >= plain["metrics"]["accuracy"]
+
+
+def test_items_without_answers_are_predicted_but_not_scored(tiny_models: dict[str, Path], tmp_path: Path):
+    import dataclasses
+
+    from nlue.gmet.evaluate import write_run
+
+    items = [dataclasses.replace(item, answers=()) for item in load_items(None)[:10]]
+    predictor = make_predictor(str(tiny_models["bert"]), top_k=3, max_pieces=1, show_progress=False)
+    run = evaluate(predictor, items, dataset_info(None, "test", len(items)), bootstrap_resamples=None)
+    assert run.verdicts is None and run.metrics == {} and "No automatic score" in run.notes[0]
+    paths = write_run(run, tmp_path / "out", results_dir=tmp_path / "results")
+    assert "result" not in paths and not (tmp_path / "results").exists()
+    assert paths["sheet"].is_file() and json.loads(paths["run"].read_text(encoding="utf-8"))["verdicts"] is None
+
+
 def test_chart_title_says_when_data_is_the_sample():
     metrics = {"accuracy": 0.5, "equality": 0.9, "combined": 0.45}
     assert "SAMPLE DATA" in chart_title("m", metrics, 150, is_sample=True, verdicts="automatic")

@@ -55,12 +55,14 @@ def _exported(run_dir: Path) -> list[dict[str, str]]:
 
 
 def _judge_csv(path: Path, rows: list[dict[str, str]], verdicts: dict[int, object]) -> Path:
+    """A judge's copy of the run's record keyed by ``id`` (the format before blind sheets, still read)."""
+    columns = [c for c in rows[0] if c != "judgment"] + ["judgment"]
     with path.open("w", encoding="utf-8-sig", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
         for row in rows:
             key = int(row["id"]) if row["id"].isdigit() else row["id"]
-            writer.writerow({**row, "judgment": verdicts.get(key, row["judgment"])})
+            writer.writerow({**row, "judgment": verdicts.get(key, row.get("judgment", ""))})
     return path
 
 
@@ -77,18 +79,17 @@ def _judges(run_dir: Path, tmp_path: Path) -> tuple[Path, Path, np.ndarray, np.n
     return path_a, path_b, a, b
 
 
-def test_export_has_one_row_per_item_with_an_empty_judgment_column(run_dir: Path):
+def test_record_has_one_row_per_item(run_dir: Path):
     rows = _exported(run_dir)
     assert [r["id"] for r in rows] == [str(i) for i in range(N_ITEMS)]
     assert list(rows[0]) == [
-        "id", "category", "theme", "sentence", "filled", "prediction", "top_k", "answers", "automatic", "judgment",
+        "id", "category", "theme", "sentence", "filled", "prediction", "top_k", "answers", "automatic",
     ]  # fmt: skip
-    assert all(r["judgment"] == "" for r in rows)
     assert rows[0]["top_k"] == f"{rows[0]['prediction']} | अरू"
     assert "[MASK]" in rows[0]["sentence"] and "[MASK]" not in rows[0]["filled"]
     jsonl = [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [r["automatic"] for r in jsonl] == [int(r["automatic"]) for r in rows]
-    assert isinstance(jsonl[0]["answers"], list) and jsonl[0]["judgment"] == ""
+    assert isinstance(jsonl[0]["answers"], list) and "judgment" not in jsonl[0]
 
 
 def test_two_judges_round_trip(run_dir: Path, tmp_path: Path):
@@ -141,12 +142,13 @@ def test_cli_recomputes_scores_from_judgments(run_dir: Path, tmp_path: Path, cap
     majority = ((a + b + a) >= 2).astype(int)
     categories = [r["category"] for r in rows]
     expected = score_task("gmet", [""] * N_ITEMS, majority.tolist(), categories=categories)
-    saved = json.loads((results / "org__judged-model" / "gmet.json").read_text(encoding="utf-8"))
+    saved = json.loads((results / "org__judged-model" / "gmet.human.json").read_text(encoding="utf-8"))
     assert saved["kind"] == "zero-shot" and saved["model"] == "org/judged-model"
     for key in ("accuracy", "equality", "combined"):
         assert saved["metrics"][key] == pytest.approx(expected[key])
     assert saved["primary_score"] == pytest.approx(expected["combined"])
     assert "human: majority of 3 judge(s)" in saved["hyperparameters"]["verdicts"]
+    assert saved["verdicts"] == "human"
     with (out / "judged.csv").open(encoding="utf-8-sig", newline="") as handle:
         judged = list(csv.DictReader(handle))
     assert [int(r["majority"]) for r in judged] == majority.tolist()

@@ -52,10 +52,12 @@ class RunResult:
 
     task: str
     model: str  # Hub id or path of the scored model
-    kind: str  # "fine-tune", "zero-shot", "baseline"
+    kind: str  # "fine-tune", "zero-shot", "baseline", "diagnostic" (never in the NLUE score)
     metrics: dict[str, float]  # test metrics, plain floats on a 0-1 scale, with *_ci_low/_ci_high when bootstrapped
     primary_metric: str = ""
     primary_score: float | None = None
+    # GMET: "automatic" (exact match with listed answers) or "human" (native speakers, as the paper); not comparable
+    verdicts: str | None = None
     base_model: str | None = None
     dataset: dict[str, Any] = field(default_factory=dict)  # id, config, split, is_sample
     preset: str | None = None
@@ -79,6 +81,11 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def file_name(self) -> str:
+        """``<task>.json``; human-judged GMET scores sit beside the automatic ones as ``gmet.human.json``."""
+        return f"{self.task}.human.json" if self.verdicts == "human" else f"{self.task}.json"
 
 
 def primary_from_metrics(task: str, metrics: Mapping[str, float]) -> float | None:
@@ -104,8 +111,8 @@ def write_json_atomic(path: Path, data: Any) -> Path:
 
 
 def write_result(result: RunResult, results_dir: Path, name: str | None = None) -> Path:
-    """Write ``result`` to ``<results_dir>/<model slug>/<task>.json`` and return the path."""
-    path = Path(results_dir) / (name or model_slug(result.model)) / f"{result.task}.json"
+    """Write ``result`` to ``<results_dir>/<model slug>/<task>.json`` (see ``file_name``) and return the path."""
+    path = Path(results_dir) / (name or model_slug(result.model)) / result.file_name
     write_json_atomic(path, result.to_dict())
     logger.info("wrote %s", path)
     return path

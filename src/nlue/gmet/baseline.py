@@ -11,8 +11,9 @@ beat them by far. Their results are written with ``kind="baseline"``.
 * ``baseline:tiny-mlm`` - a tiny BERT-style masked LM (4 layers, hidden size 32)
   trained for a few seconds on the corpus, then scored like any checkpoint.
 
-The n-gram baselines rank the corpus vocabulary plus (like the masked-LM scorer) the
-item's acceptable answers; an answer never seen in the corpus gets only smoothed mass.
+The n-gram baselines rank the corpus vocabulary. With ``answer_candidates=True`` (the
+answer-ranked diagnostic, never a GMET score) the item's listed answers are ranked too;
+an answer never seen in the corpus then gets only smoothed mass.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class NgramBaseline:
 
     kind = "baseline"
 
-    def __init__(self, name: str, texts: Sequence[str], *, top_k: int = 10, answer_candidates: bool = True) -> None:
+    def __init__(self, name: str, texts: Sequence[str], *, top_k: int = 10, answer_candidates: bool = False) -> None:
         if name not in ("baseline:unigram", "baseline:bigram"):
             raise ValueError(f"NgramBaseline serves baseline:unigram and baseline:bigram, not {name!r}")
         self.name = name

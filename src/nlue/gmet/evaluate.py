@@ -2,14 +2,24 @@
 
 Outputs of one run, in its ``out`` folder:
 
-* ``predictions.csv`` / ``predictions.jsonl`` - one row per item, the judging files
-  (see :mod:`nlue.gmet.judging`), with an empty ``judgment`` column for native speakers;
+* ``predictions.csv`` / ``predictions.jsonl`` - the run's record, one row per item, with
+  the listed answers and the automatic verdict (see :mod:`nlue.gmet.judging`);
+* ``judging/sheet.csv`` and ``judging/sheet_key.json`` - the blind sheet for native
+  speakers (sentence and word only, shuffled) and its private key (:mod:`nlue.gmet.sheet`);
 * ``categories.csv`` / ``categories.md`` - per-category (and per-theme) accuracy;
 * ``gmet_categories.png`` - the 75 categories grouped and coloured by thematic area;
 * ``run.json`` - model, settings, dataset, metrics and per-category accuracy;
 
 and the shared results file ``<results_dir>/<model slug>/gmet.json`` that the
-leaderboard reads (``kind`` "zero-shot" for masked LMs, "baseline" for baselines).
+leaderboard reads (``kind`` "zero-shot" for masked LMs, "baseline" for baselines,
+"diagnostic" for the answer-ranked diagnostic, whose results go to a folder of their
+own). Every GMET result says how its verdicts were reached: ``verdicts`` is
+"automatic" (exact match with the listed answers) or "human" (native speakers' majority,
+as in the paper). The two are not comparable.
+
+When some items list no acceptable answers (a release with sentences only, as the
+paper's), there is no automatic score: the run writes its predictions and the sheet,
+and the score comes from the judges (``nlue gmet --judgments``).
 """
 
 from __future__ import annotations
@@ -23,10 +33,18 @@ from typing import Any, Protocol
 
 from nlue.gmet.items import GmetItem, ItemPrediction
 from nlue.gmet.report import category_rows, chart_title, plot_categories, write_category_csv, write_category_markdown
+from nlue.gmet.sheet import DEFAULT_SHEET_SEED
 
 logger = logging.getLogger(__name__)
 
 AUTOMATIC_RULE = "automatic: the top-1 predicted word equals one of the acceptable answers after normalize_answer"
+AUTOMATIC, HUMAN = "automatic", "human"
+DIAGNOSTIC_KIND = "diagnostic"
+ANSWER_RANKED = "answer-ranked"
+DIAGNOSTIC_NOTE = (
+    "DIAGNOSTIC (answer-ranked): the item's listed answers were ranked beside the model's own proposals, "
+    "so the model got credit for words it did not propose. Not a GMET score; never part of the NLUE score."
+)
 SAMPLE_NOTE = "SAMPLE DATA (items written by the nlue developers): these scores mean nothing about a model."
 CHART_NAME = "gmet_categories.png"
 
@@ -48,8 +66,8 @@ class GmetRun:
     kind: str
     items: list[GmetItem]
     predictions: list[ItemPrediction]
-    verdicts: list[int]  # 0/1 per item: automatic, or the judges' majority
-    metrics: dict[str, Any]  # score_task output (floats, plus category_accuracy)
+    verdicts: list[int] | None  # 0/1 per item: automatic, or the judges' majority; None: not scored yet
+    metrics: dict[str, Any]  # score_task output (floats, plus category_accuracy); empty when not scored
     dataset: dict[str, Any]
     settings: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
@@ -60,6 +78,15 @@ class GmetRun:
     @property
     def is_sample(self) -> bool:
         return bool(self.dataset.get("is_sample"))
+
+    @property
+    def verdict_kind(self) -> str:
+        """How the verdicts were reached: "automatic" or "human"."""
+        return AUTOMATIC if self.verdict_source == AUTOMATIC_RULE else HUMAN
+
+    @property
+    def is_diagnostic(self) -> bool:
+        return self.kind == DIAGNOSTIC_KIND
 
     @property
     def float_metrics(self) -> dict[str, float]:
@@ -134,17 +161,30 @@ def evaluate(
     seconds = time.perf_counter() - started
     words = [p.prediction for p in predictions]
     answers = [list(item.answers) for item in items]
-    # The automatic verdict and the scores both come from the shared scoring code.
-    verdicts = [int(v) for v in judge_predictions(words, answers)]
-    metrics = score_task(
-        "gmet",
-        words,
-        answers,
-        categories=[item.category for item in items],
-        bootstrap_resamples=bootstrap_resamples or None,
-        seed=seed,
-    )
+    unlisted = sum(1 for a in answers if not a)
+    verdicts: list[int] | None = None
+    metrics: dict[str, Any] = {}
     notes = []
+    if unlisted:
+        notes.append(
+            f"No automatic score: {unlisted} of {len(items)} items list no acceptable answers; "
+            "have the judging sheet judged and run `nlue gmet --judgments`."
+        )
+    else:
+        # The automatic verdict and the scores both come from the shared scoring code.
+        verdicts = [int(v) for v in judge_predictions(words, answers)]
+        metrics = score_task(
+            "gmet",
+            words,
+            answers,
+            categories=[item.category for item in items],
+            bootstrap_resamples=bootstrap_resamples or None,
+            seed=seed,
+        )
+    kind = predictor.kind
+    if getattr(predictor, "answer_candidates", False):
+        kind = DIAGNOSTIC_KIND
+        notes.insert(0, DIAGNOSTIC_NOTE)
     if dataset.get("is_sample"):
         notes.append(SAMPLE_NOTE)
     if predictor.kind == "baseline":
@@ -155,7 +195,7 @@ def evaluate(
         notes.append(f"Only the first {len(items)} items were scored (--limit).")
     return GmetRun(
         model=predictor.name,
-        kind=predictor.kind,
+        kind=kind,
         items=list(items),
         predictions=predictions,
         verdicts=verdicts,
@@ -176,11 +216,14 @@ def run_result(run: GmetRun) -> Any:
     from nlue.results import RunResult
     from nlue.tasks import TASKS
 
-    details = {"category_accuracy": run.metrics.get("category_accuracy", {}), "verdicts": run.verdict_source}
+    details = {"category_accuracy": run.metrics.get("category_accuracy", {}), "verdict_rule": run.verdict_source}
+    if run.is_diagnostic:
+        details["diagnostic"] = ANSWER_RANKED
     return RunResult(
         task="gmet",
         model=run.model,
         kind=run.kind,
+        verdicts=run.verdict_kind,
         metrics=run.float_metrics,
         dataset=dict(run.dataset),
         hyperparameters={**run.settings, "verdicts": run.verdict_source},
@@ -193,9 +236,10 @@ def run_result(run: GmetRun) -> Any:
 
 
 def item_rows(run: GmetRun) -> list[dict[str, Any]]:
-    """One row per item: the judging file's content (judgment left empty)."""
+    """One row per item: the run's record (``automatic`` empty when the run has no automatic verdicts)."""
     rows = []
-    for item, prediction, verdict in zip(run.items, run.predictions, run.verdicts, strict=True):
+    verdicts = run.verdicts if run.verdicts is not None else [""] * len(run.items)
+    for item, prediction, verdict in zip(run.items, run.predictions, verdicts, strict=True):
         rows.append(
             {
                 "id": item.id,
@@ -208,8 +252,7 @@ def item_rows(run: GmetRun) -> list[dict[str, Any]]:
                 "top_k_scores": list(prediction.scores),
                 "top_k_pieces": list(prediction.pieces),
                 "answers": list(item.answers),
-                "automatic": int(verdict),
-                "judgment": "",
+                "automatic": "" if verdict == "" else int(verdict),
             }
         )
     return rows
@@ -222,39 +265,62 @@ def write_run(
     results_dir: Path | None = None,
     name: str | None = None,
     judging_files: bool = True,
+    sheet_seed: int = DEFAULT_SHEET_SEED,
+    sheet_reference: bool = False,
 ) -> dict[str, Path]:
-    """Write the run's outputs to ``out`` (and its results file to ``results_dir``); return their paths."""
-    from nlue.gmet.judging import write_judging_files
+    """Write the run's outputs to ``out`` (and its results file to ``results_dir``); return their paths.
+
+    ``judging_files`` writes the record files and the blind sheet (shuffled with
+    ``sheet_seed``; ``sheet_reference`` adds the listed answers, which makes it not blind).
+    A run without verdicts (items without listed answers) gets no tables, chart or results file.
+    """
+    from nlue.gmet.judging import write_record_files
+    from nlue.gmet.sheet import SheetItem, SheetRun, write_sheet
     from nlue.results import write_json_atomic, write_result
 
     out.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}
     if judging_files:
-        paths["csv"], paths["jsonl"] = write_judging_files(item_rows(run), out)
-    rows = category_rows([item.category for item in run.items], run.verdicts)
-    paths["categories_csv"] = write_category_csv(out / "categories.csv", rows)
-    title = f"GMET: {run.model} ({run.kind})"
-    paths["categories_md"] = write_category_markdown(
-        out / "categories.md", rows, title=title, metrics=run.metrics, notes=[run.verdict_source, *run.notes]
-    )
-    verdict_word = "automatic" if run.verdict_source == AUTOMATIC_RULE else "human"
-    title = chart_title(run.model, run.metrics, len(run.items), is_sample=run.is_sample, verdicts=verdict_word)
-    try:
-        paths["chart"] = plot_categories(out / CHART_NAME, rows, title, accuracy=run.metrics.get("accuracy"))
-    except ImportError:
-        logger.warning("no chart: matplotlib is not installed (pip install 'nlue[plots]')")
+        paths["csv"], paths["jsonl"] = write_record_files(item_rows(run), out)
+        sheet_run = SheetRun(
+            "run1",
+            str(out.resolve()),
+            run.model,
+            tuple(
+                SheetItem(item.id, item.sentence, prediction.prediction, item.answers)
+                for item, prediction in zip(run.items, run.predictions, strict=True)
+            ),
+        )
+        paths["sheet"], paths["sheet_key"] = write_sheet(
+            [sheet_run], out / "judging", seed=sheet_seed, reference=sheet_reference
+        )
+    if run.verdicts is not None:
+        rows = category_rows([item.category for item in run.items], run.verdicts)
+        paths["categories_csv"] = write_category_csv(out / "categories.csv", rows)
+        title = f"GMET: {run.model} ({run.kind}, {run.verdict_kind} verdicts)"
+        paths["categories_md"] = write_category_markdown(
+            out / "categories.md", rows, title=title, metrics=run.metrics, notes=[run.verdict_source, *run.notes]
+        )
+        title = chart_title(run.model, run.metrics, len(run.items), is_sample=run.is_sample, verdicts=run.verdict_kind)
+        if run.is_diagnostic:
+            title = f"DIAGNOSTIC (answer-ranked), not a GMET score\n{title}"
+        try:
+            paths["chart"] = plot_categories(out / CHART_NAME, rows, title, accuracy=run.metrics.get("accuracy"))
+        except ImportError:
+            logger.warning("no chart: matplotlib is not installed (pip install 'nlue[plots]')")
     summary = {
         "model": run.model,
         "kind": run.kind,
         "dataset": run.dataset,
         "settings": run.settings,
-        "verdicts": run.verdict_source,
+        "verdicts": run.verdict_kind if run.verdicts is not None else None,
+        "verdict_rule": run.verdict_source,
         "metrics": run.metrics,
         "timings": run.timings,
         "notes": run.notes,
         "seed": run.seed,
     }
     paths["run"] = write_json_atomic(out / "run.json", summary)
-    if results_dir is not None:
+    if results_dir is not None and run.verdicts is not None:
         paths["result"] = write_result(run_result(run), Path(results_dir), name)
     return paths

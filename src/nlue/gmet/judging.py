@@ -1,19 +1,20 @@
-"""Human judging of GMET predictions: export the judging files, import the judges' verdicts.
+"""Human judging of GMET predictions: the run's record files, and importing the judges' verdicts.
 
-Export
+Record
     ``predictions.csv`` (UTF-8 with a byte-order mark, so spreadsheet programs show
     Devanagari) and ``predictions.jsonl`` hold one row per item: ``id``, ``category``,
     ``theme``, ``sentence`` (with ``[MASK]``), ``filled`` (the sentence with the predicted
-    word in place), ``prediction``, ``top_k`` and ``answers`` (`` | ``-separated in the
-    CSV, lists in the JSONL), ``automatic`` (the automatic 0/1 verdict) and an empty
-    ``judgment`` column. A judge writes 1 when the predicted word fits the sentence
-    (grammatical, meaningful, fitting the category) and 0 when it does not, whether or not
-    it is among the listed answers.
+    word in place), ``prediction``, ``top_k``, ``answers`` (`` | ``-separated in the CSV,
+    lists in the JSONL) and ``automatic`` (the automatic 0/1 verdict). They are the run's
+    record, not what judges see: judges get the blind sheet of :mod:`nlue.gmet.sheet`
+    (the sentence and the word only). A judge writes 1 when the word fits the sentence
+    (grammatical, meaningful, fitting its context) and 0 when it does not.
 
 Import
-    Each judge returns a copy (CSV, TSV or JSONL) with ``id`` and ``judgment`` filled in;
-    other columns are ignored. Every file must give exactly one 0/1 judgment for every
-    item. Problems (unreadable file, missing column, unknown, duplicated or missing ids,
+    Each judge returns a copy of the sheet (CSV, TSV or JSONL) with ``judgment`` filled
+    in; its ``key`` column is mapped back to items through ``sheet_key.json``. (Copies of
+    an older ``predictions.csv`` keyed by ``id`` are still read.) Other columns are
+    ignored. Every file must give exactly one 0/1 judgment for every key (or item). Problems (unreadable file, missing column, unknown, duplicated or missing ids,
     values other than 0 or 1) are all reported at once, each with file, row and field.
 
 Majority
@@ -48,8 +49,8 @@ from nlue.gmet.agreement import agreement, cohen_kappa
 
 TieRule = Literal["automatic", "zero", "one"]
 TIE_RULES: tuple[str, ...] = ("automatic", "zero", "one")
-JUDGING_COLUMNS: tuple[str, ...] = (
-    "id", "category", "theme", "sentence", "filled", "prediction", "top_k", "answers", "automatic", "judgment",
+RECORD_COLUMNS: tuple[str, ...] = (
+    "id", "category", "theme", "sentence", "filled", "prediction", "top_k", "answers", "automatic",
 )  # fmt: skip
 LIST_SEPARATOR = " | "
 MAX_PROBLEMS_SHOWN = 30
@@ -69,11 +70,11 @@ class JudgmentFileError(NlueError):
 
 
 # ---------------------------------------------------------------------------------------- export
-def write_judging_files(rows: Sequence[Mapping[str, Any]], out: Path, stem: str = "predictions") -> tuple[Path, Path]:
-    """Write the judging rows as ``<stem>.csv`` and ``<stem>.jsonl`` in ``out``."""
+def write_record_files(rows: Sequence[Mapping[str, Any]], out: Path, stem: str = "predictions") -> tuple[Path, Path]:
+    """Write the run's per-item record as ``<stem>.csv`` and ``<stem>.jsonl`` in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     csv_path, jsonl_path = out / f"{stem}.csv", out / f"{stem}.jsonl"
-    columns = list(JUDGING_COLUMNS)
+    columns = list(RECORD_COLUMNS)
     with csv_path.open("w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(columns)
@@ -178,8 +179,18 @@ def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
-def read_judgments(path: Path, item_ids: Sequence[int], problems: list[RowProblem]) -> dict[int, int]:
-    """One judge's 0/1 verdict per item id; problems are appended to ``problems``."""
+def read_judgments(
+    path: Path,
+    item_ids: Sequence[int],
+    problems: list[RowProblem],
+    sheet_keys: Mapping[str, Sequence[int]] | None = None,
+) -> dict[int, int]:
+    """One judge's 0/1 verdict per item id; problems are appended to ``problems``.
+
+    A judge's copy of a blind sheet (:mod:`nlue.gmet.sheet`) has a ``key`` column;
+    ``sheet_keys`` maps each key to the item ids it stands for. A copy of an older
+    ``predictions.csv`` has an ``id`` column instead.
+    """
     name = str(path)
     try:
         rows = read_rows(Path(path))
@@ -187,6 +198,13 @@ def read_judgments(path: Path, item_ids: Sequence[int], problems: list[RowProble
         problems.extend(exc.problems)
         return {}
     columns = set().union(*(record.keys() for _, record in rows)) if rows else set()
+    if "key" in columns and "id" not in columns:
+        if sheet_keys is None:
+            problems.append(
+                RowProblem(name, 0, "key", "a blind sheet needs its sheet_key.json: give --run (or --sheet-key)")
+            )
+            return {}
+        return _read_sheet_judgments(name, rows, sheet_keys, problems)
     for column in ("id", "judgment"):
         if column not in columns:
             problems.append(
@@ -232,6 +250,48 @@ def read_judgments(path: Path, item_ids: Sequence[int], problems: list[RowProble
     if missing:
         shown = ", ".join(str(i) for i in missing[:15]) + (", ..." if len(missing) > 15 else "")
         problems.append(RowProblem(name, 0, "id", f"no row for {len(missing)} item(s): ids {shown}"))
+    return verdicts
+
+
+def _read_sheet_judgments(
+    name: str,
+    rows: Sequence[tuple[int, Mapping[str, Any]]],
+    sheet_keys: Mapping[str, Sequence[int]],
+    problems: list[RowProblem],
+) -> dict[int, int]:
+    """Verdicts from a judge's copy of a blind sheet, spread over the items each key stands for.
+
+    Keys of other runs (a shared sheet) are skipped; every key of this run must be judged once.
+    """
+    verdicts: dict[int, int] = {}
+    first_row: dict[str, int] = {}
+    for number, record in rows:
+        key = str(record.get("key") or "").strip()
+        if not key:
+            problems.append(RowProblem(name, number, "key", "empty; every row needs its sheet key"))
+            continue
+        if key in first_row:
+            problems.append(
+                RowProblem(name, number, "key", f"duplicated key: {key} was judged already in row {first_row[key]}")
+            )
+            continue
+        first_row[key] = number
+        if key not in sheet_keys:
+            continue  # a row of another run on a shared sheet (or a key the run does not have)
+        raw = record.get("judgment")
+        if _blank(raw):
+            problems.append(RowProblem(name, number, "judgment", "empty; write 1 (right) or 0 (wrong)"))
+            continue
+        verdict = parse_judgment(raw)
+        if verdict is None:
+            problems.append(RowProblem(name, number, "judgment", "must be 0 (wrong) or 1 (right)", str(raw)))
+            continue
+        for item_id in sheet_keys[key]:
+            verdicts[item_id] = verdict
+    missing = [key for key in sheet_keys if key not in first_row]
+    if missing:
+        shown = ", ".join(missing[:15]) + (", ..." if len(missing) > 15 else "")
+        problems.append(RowProblem(name, 0, "key", f"no row for {len(missing)} sheet key(s): {shown}"))
     return verdicts
 
 
@@ -376,19 +436,24 @@ def combine_judgments(
     tie_rule: str = "automatic",
     bootstrap_resamples: int | None = 1000,
     seed: int | None = 42,
+    sheet_keys: Mapping[str, Sequence[int]] | None = None,
 ) -> JudgingOutcome:
-    """Read every judge's file, check them, take the majority and recompute the GMET scores."""
+    """Read every judge's file, check them, take the majority and recompute the GMET scores.
+
+    With ``sheet_keys`` (blind sheets), an item whose model proposed no word has no sheet
+    row and is wrong for every judge.
+    """
     from nlue.scoring import score_task
 
     if not paths:
         raise NlueError("give at least one judgment file")
     ids = [item.id for item in items]
     problems: list[RowProblem] = []
-    per_judge = [read_judgments(Path(path), ids, problems) for path in paths]
+    per_judge = [read_judgments(Path(path), ids, problems, sheet_keys) for path in paths]
     if problems:
         raise JudgmentFileError(problems)
     names = judge_names(paths)
-    ratings = np.array([[verdicts[i] for verdicts in per_judge] for i in ids], dtype=np.int64)
+    ratings = np.array([[verdicts.get(i, 0) for verdicts in per_judge] for i in ids], dtype=np.int64)
     automatic = [item.automatic for item in items]
     majority, tied = majority_vote(ratings, automatic, tie_rule)
     stats = agreement(ratings)

@@ -35,12 +35,19 @@ the model's own proposals to single pieces (answers are still scored whole), and
 
 Candidates
 ----------
-For every item: its acceptable answers (unless ``answer_candidates=False``); the
-``top_k`` most likely word-initial tokens at a single mask that decode to a whole word;
-and for ``n = 2 .. max_pieces`` a greedy multi-piece completion (the best word-initial
-piece under ``n`` masks, then the best continuation piece at each next mask). All are
-scored by the PLL above and ranked; the top ``top_k`` distinct words (compared with
-:func:`nlue.normalize.normalize_answer`) are the item's whole-word predictions.
+The model's own proposals only: the ``top_k`` most likely word-initial tokens at a single
+mask that decode to a whole word, and for ``n = 2 .. max_pieces`` a greedy multi-piece
+completion (the best word-initial piece under ``n`` masks, then the best continuation
+piece at each next mask). All are scored by the PLL above and ranked; the top ``top_k``
+distinct words (compared with :func:`nlue.normalize.normalize_answer`) are the item's
+whole-word predictions. The context around the blank is the tokenised sentence with the
+tokenizer's mask token in place of the placeholder, so nothing the model sees depends on
+the item's listed answers.
+
+``answer_candidates=True`` also ranks the item's listed answers. That hands the model
+words it would never have proposed, so it is a *diagnostic* (how would the model rank
+the right answers?), never a GMET score: `nlue gmet --answer-ranked-diagnostic` labels
+its results as such everywhere and keeps them out of the NLUE score.
 
 Speed: every forward pass a run needs (proposals, greedy steps, PLL factors) is keyed by
 its token ids, de-duplicated across candidates and items, sorted by length and batched;
@@ -66,7 +73,6 @@ DEFAULT_TOP_K = 10
 DEFAULT_MAX_PIECES = 3
 DEFAULT_LENGTH_ALPHA = 1.0
 DEFAULT_BATCH_SIZE = 64
-_FALLBACK_PLACEHOLDER = "क"
 
 Key = tuple[int, ...]
 
@@ -160,7 +166,7 @@ class MaskedLMPredictor:
         top_k: int = DEFAULT_TOP_K,
         max_pieces: int = DEFAULT_MAX_PIECES,
         length_alpha: float = DEFAULT_LENGTH_ALPHA,
-        answer_candidates: bool = True,
+        answer_candidates: bool = False,
         show_progress: bool = True,
     ) -> None:
         import torch
@@ -252,6 +258,25 @@ class MaskedLMPredictor:
                 continue
             first, last = inside[0], inside[-1]
             out.append(self._fit(Encoded(tuple(ids[:first]), tuple(ids[first : last + 1]), tuple(ids[last + 1 :]))))
+        return out
+
+    def encode_context(self, items: Sequence[GmetItem]) -> list[Encoded | None]:
+        """Each item's context around the blank, from the sentence with the mask token in place.
+
+        The pieces are empty; ``left`` ends and ``right`` starts where the word's pieces go.
+        Built from the sentence alone, so the context never depends on the item's answers.
+        """
+        if not items:
+            return []
+        texts = [item.left + self.mask_token + item.right for item in items]
+        enc = self.tokenizer(texts, add_special_tokens=True)
+        out: list[Encoded | None] = []
+        for ids in enc["input_ids"]:
+            where = [i for i, token in enumerate(ids) if token == self.mask_id]
+            if len(where) != 1:  # the sentence itself spells the mask token: no clean blank
+                out.append(None)
+                continue
+            out.append(self._fit(Encoded(tuple(ids[: where[0]]), (), tuple(ids[where[0] + 1 :]))))
         return out
 
     def _fit(self, encoded: Encoded) -> Encoded | None:
@@ -414,11 +439,13 @@ class MaskedLMPredictor:
     def _predict(self, items: Sequence[GmetItem], bar: Any) -> list[ItemPrediction]:
         mask = self.mask_id
         fetch = self.top_k * 3 + 5  # some top tokens are punctuation or not a whole word
-        placeholders = [item.answers[0] if item.answers else _FALLBACK_PLACEHOLDER for item in items]
         contexts: list[Encoded] = []
-        for item, ctx in zip(items, self.encode(items, placeholders), strict=True):
+        for item, ctx in zip(items, self.encode_context(items), strict=True):
             if ctx is None:
-                raise NlueError(f"GMET item {item.id}: the sentence does not fit {self.name}'s input length")
+                raise NlueError(
+                    f"GMET item {item.id}: the sentence does not fit {self.name}'s input length, "
+                    f"or it spells the mask token {self.mask_token!r} itself"
+                )
             contexts.append(ctx)
 
         def masked(ctx: Encoded, filled: Sequence[int], n: int) -> Key:

@@ -64,10 +64,17 @@ def write_category_csv(path: Path, rows: Sequence[CategoryRow]) -> Path:
     return path
 
 
+HEADLINE_LABELS: tuple[tuple[str, str], ...] = (
+    ("accuracy", "accuracy A"),
+    ("equality", "equality E"),
+    ("combined", "combined score C"),
+)
+
+
 def headline(metrics: Mapping[str, Any]) -> str:
-    """'A = 0.1234 [0.10, 0.15] · E = ... · C = ...' with CIs when present."""
+    """'accuracy A = 0.1234 [0.10, 0.15] · equality E = ... · combined score C = ...' with CIs when present."""
     parts = []
-    for key, label in (("accuracy", "A"), ("equality", "E"), ("combined", "C")):
+    for key, label in HEADLINE_LABELS:
         if key not in metrics:
             continue
         text = f"{label} = {metrics[key]:.4f}"
