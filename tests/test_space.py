@@ -15,6 +15,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from nlue.errors import NlueError
+from nlue.paper import PAPER_MODELS, RESULT_COLUMNS
 from nlue.results import RunResult, write_result
 from nlue.scoring import nlue_score
 from nlue.space import columns as cols
@@ -494,6 +495,72 @@ def test_columns_follow_the_registry() -> None:
     assert len(cols.column_widths(cols.leaderboard_columns(True))) == len(with_ci)
     assert all(c.description for c in cols.TASK_COLUMNS)
     assert get_task("stsb").primary_metric in {"pearson_spearman_mean"}
+
+
+def test_gmet_automatic_and_judged_scores_are_kept_apart(tmp_path: Path) -> None:
+    gmet = {"accuracy": 0.5, "equality": 0.9, "combined": 0.45, "sigma": 0.1}
+    eleven = {t: ({"pearson": 0.5, "spearman": 0.5, "r2": 0.2} if t == "stsb" else {"accuracy": 0.6, "macro_f1": 0.6})
+              for t in TASK_NAMES if t != "gmet"}  # fmt: skip
+    for task, metrics in eleven.items():
+        _result(tmp_path, task, metrics)
+    _result(tmp_path, "gmet", gmet, verdicts="automatic", kind="zero-shot")
+    (row,) = result_rows(tmp_path).rows
+    assert row.automatic_scores == {"gmet": 0.45} and "gmet" not in row.task_scores
+    assert not row.nlue.complete and row.nlue.missing == ("gmet",)  # automatic GMET never enters the NLUE score
+    frame = leaderboard_frame([row]).iloc[0]
+    assert frame["GMET auto"] == 45.0 and pd.isna(frame["GMET"])
+    assert frame["Tasks"] == "11/12 incomplete (GMET auto only: judge it to count)"
+    _result(tmp_path, "gmet", {**gmet, "combined": 0.4}, verdicts="human", kind="zero-shot")
+    (row,) = result_rows(tmp_path).rows
+    assert row.task_scores["gmet"] == 0.4 and row.automatic_scores["gmet"] == 0.45 and row.nlue.complete
+    paper = leaderboard_frame([row], view=cols.PAPER_VIEW).iloc[0]
+    assert paper["GMET C"] == 40.0 and paper["GMET auto C"] == 45.0
+
+
+def test_an_older_gmet_result_without_verdicts_counts_as_automatic(tmp_path: Path) -> None:
+    path = _result(tmp_path, "gmet", {"accuracy": 0.5, "combined": 0.45}, kind="baseline")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data.pop("verdicts")
+    data["details"] = {"verdicts": "automatic: the top-1 predicted word equals one of the acceptable answers"}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    (row,) = result_rows(tmp_path).rows
+    assert row.automatic_scores == {"gmet": 0.45} and row.task_scores == {}
+
+
+def test_a_diagnostic_never_gets_an_nlue_score(tmp_path: Path) -> None:
+    _result(tmp_path, "gmet", {"accuracy": 0.9, "combined": 0.9}, kind="diagnostic", verdicts="automatic")
+    _result(tmp_path, "sa", {"accuracy": 0.9, "macro_f1": 0.9}, kind="diagnostic")
+    (row,) = result_rows(tmp_path).rows
+    assert row.is_diagnostic and row.nlue.score is None
+    frame = leaderboard_frame([row]).iloc[0]
+    assert pd.isna(frame["NLUE score"]) and frame["Tasks"] == "diagnostic: not scored"
+    assert sort_rows(load_leaderboard(tmp_path).rows, "NLUE score")[-1].model == row.model
+
+
+def test_the_paper_view_shows_every_printed_number_and_the_flags() -> None:
+    names = [c.name for c in cols.leaderboard_columns(view=cols.PAPER_VIEW)]
+    assert names[:2] == ["Model", "Kind"] and "NLUE score" not in names
+    assert [(c.task, c.metric) for c in cols.PAPER_METRIC_COLUMNS] == list(RESULT_COLUMNS)
+    frame = leaderboard_frame(paper_rows(), view=cols.PAPER_VIEW).set_index("Model")
+    assert frame.loc["NepBERTa", "WG acc"] == 67.12 and frame.loc["NepBERTa", "WG F1"] == 50.52  # as printed
+    assert frame.loc["m-DeBERTa-v3", "STSB Spearman"] == 90.22 and frame.loc["m-DeBERTa-v3", "GMET C"] == 42.77
+    assert frame.loc["NepBERTa", "Flags"] == "⚠ WG, STSB"
+    assert frame.loc["m-DeBERTa-v3", "Flags"] == "⚠ STSB, GMET" and frame.loc["NepBERT", "Flags"] == "⚠ CR"
+    assert [r.model for r in sort_rows(paper_rows(), cols.AS_LISTED)] == [m.name for m in PAPER_MODELS]
+
+
+def test_ranking_by_a_convention_says_so(service: SpaceService) -> None:
+    from nlue.space import text
+
+    _, listed = service.leaderboard_table(["paper"])
+    assert "convention" not in listed
+    _, ranked = service.leaderboard_table(["paper"], "", False, "NLUE score", True, False, cols.PRIMARY_VIEW)
+    assert "NLUE score, an nlue convention" in ranked
+    _, by_stsb = service.leaderboard_table(["paper"], "", False, "STSB", True, False, cols.PRIMARY_VIEW)
+    assert "Pearson and Spearman, an nlue convention" in by_stsb
+    assert "nlue convention" in text.leaderboard_legend() and "not comparable" in text.leaderboard_legend()
+    legend = text.flags_legend()
+    assert "NepBERTa, WG" in legend and "m-DeBERTa-v3, GMET" in legend and legend.count("STSB") == 9
 
 
 def test_service_leaderboard_reports_skipped_files(service: SpaceService) -> None:

@@ -59,17 +59,29 @@ def run_gmet_baseline(dataset: str, out: Path, results_dir: Path):
 
 
 def print_scores(results: dict) -> None:
+    """Each task's primary score with its interval, then the NLUE score (an nlue convention).
+
+    GMET scored automatically (exact match with listed answers) is shown but kept out of the
+    NLUE score: the paper's GMET numbers are native speakers' verdicts, not comparable.
+    """
     from nlue.scoring import nlue_score
+    from nlue.tasks import NLUE_SCORE_NOTE
 
     print(f"  {'task':<6} {'primary metric':<22} {'score':>6}  95% CI")
+    counted = {}
     for task, result in results.items():
         name = result.primary_metric
         low, high = result.metrics.get(f"{name}_ci_low"), result.metrics.get(f"{name}_ci_high")
         ci = f"{low:.3f}-{high:.3f}" if low is not None and high is not None else "-"
-        print(f"  {task:<6} {name:<22} {result.primary_score:>6.3f}  {ci}")
-    summary = nlue_score({t: r.metrics for t, r in results.items()})
+        automatic = result.verdicts == "automatic"
+        marker = "  (automatic verdicts: not in the NLUE score)" if automatic else ""
+        print(f"  {task:<6} {name:<22} {result.primary_score:>6.3f}  {ci}{marker}")
+        if not automatic:
+            counted[task] = result.metrics
+    summary = nlue_score(counted)
     missing = f" (missing: {', '.join(summary.missing)})" if summary.missing else ""
     print(f"  NLUE score over {len(summary.task_scores)} tasks: {summary.score:.3f}{missing}")
+    print(f"  ({NLUE_SCORE_NOTE})")
 
 
 def run_quickstart(out: Path, train: bool = True) -> int:

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from nlue.paper import HPARAM_TASKS, PAPER_CITATION, PAPER_MODELS, RESULT_COLUMNS
+from nlue.paper_checks import PaperFlag, paper_flags
 
 ProblemType = Literal["classification", "regression", "mask_fill"]
 
@@ -27,6 +28,23 @@ CATEGORIES: tuple[str, ...] = (
 CLASSIFICATION_METRICS: tuple[str, ...] = ("accuracy", "macro_f1")
 REGRESSION_METRICS: tuple[str, ...] = ("pearson", "spearman", "r2")
 GMET_METRICS: tuple[str, ...] = ("accuracy", "combined")
+
+# What the paper defines and what this package adds, said the same way everywhere (README, cards, Space, results).
+NLUE_SCORE_NOTE = (
+    "The NLUE score (the mean of the tasks' primary metrics) is an nlue convention: the paper defines no "
+    "overall score and does not rank its models by one."
+)
+PRIMARY_METRIC_NOTES: MappingProxyType[str, str] = MappingProxyType(
+    {
+        "macro_f1": "macro-F1, reported by the paper beside accuracy; making it the primary is an nlue convention",
+        "pearson_spearman_mean": (
+            "the mean of Pearson and Spearman, an nlue convention: the paper reports Spearman, Pearson and R² "
+            "and computes no mean"
+        ),
+        "combined": "the GMET combined score C = A·exp(-σ), the paper's own headline score (appendix F.2)",
+    }
+)
+PAPER_DEFINED_PRIMARIES: frozenset[str] = frozenset({"combined"})
 
 STSB_SCORE_RANGE: tuple[float, float] = (0.0, 5.0)
 MASK_PLACEHOLDER = "[MASK]"
@@ -109,6 +127,18 @@ class TaskSpec:
         default_factory=lambda: MappingProxyType({})
     )
     paper_best_hparams: MappingProxyType[str, HParams] = field(default_factory=lambda: MappingProxyType({}))
+    # Cells of the paper's table for this task that fail a consistency check (nlue.paper_checks), by model.
+    paper_flags: MappingProxyType[str, tuple[PaperFlag, ...]] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def primary_note(self) -> str:
+        """Where this task's primary metric comes from: the paper, or an nlue convention."""
+        return PRIMARY_METRIC_NOTES[self.primary_metric]
+
+    @property
+    def primary_is_paper_defined(self) -> bool:
+        """Whether the paper itself computes this primary metric (GMET's combined score) or we chose it."""
+        return self.primary_metric in PAPER_DEFINED_PRIMARIES
 
     @property
     def is_classification(self) -> bool:
@@ -168,6 +198,10 @@ class TaskSpec:
                     "model": model.name,
                     "metrics": dict(self.paper_results[model.name]),
                     "primary_score": self.paper_primary_score(model.name),
+                    "primary_note": self.primary_note,
+                    "hub_id_confirmed": model.hub_id_confirmed,
+                    "hub_id_note": model.hub_id_note,
+                    "flags": [flag.as_dict() for flag in self.paper_flags.get(model.name, ())],
                 }
         return None
 
@@ -221,6 +255,16 @@ def _best_hparams(task: str) -> MappingProxyType[str, HParams]:
     return MappingProxyType(out)
 
 
+def _flags(task: str, class_balance: MappingProxyType[str, float], label_names: tuple[str, ...]):
+    """This task's flagged cells of the paper's tables, by model (see nlue.paper_checks)."""
+    shares = {task: class_balance[label_names[0]]} if len(label_names) == 2 and class_balance else None
+    out: dict[str, list[PaperFlag]] = {}
+    for flag in paper_flags(PAPER_MODELS, shares):
+        if flag.task == task:
+            out.setdefault(flag.model, []).append(flag)
+    return MappingProxyType({model: tuple(flags) for model, flags in out.items()})
+
+
 def _balance(**fractions: float) -> MappingProxyType[str, float]:
     return MappingProxyType(dict(fractions))
 
@@ -246,6 +290,7 @@ def _spec(**kwargs: object) -> TaskSpec:
         primary_metric=primary,
         paper_results=_percent_results(name),
         paper_best_hparams=_best_hparams(name),
+        paper_flags=_flags(name, kwargs["class_balance"], kwargs["label_names"]),  # type: ignore[arg-type]
         **kwargs,  # type: ignore[arg-type]
     )
 
@@ -308,7 +353,7 @@ _SPECS: tuple[TaskSpec, ...] = (
         paper_total_size=40_700,
         class_balance=_balance(option1=0.5, option2=0.5),
         domains=("miscellaneous",),
-        sources=("WinoGrande (Sakaguchi et al. 2019), via XGLUE",),
+        sources=("WinoGrande (Sakaguchi et al. 2019)",),
         label_notes=(
             "Sources give `answer` as 1 or 2 (the correct option); the dataset stores it "
             "as a ClassLabel, 0 = option1, 1 = option2."
@@ -382,7 +427,7 @@ _SPECS: tuple[TaskSpec, ...] = (
         paper_test_size=14_900,
         paper_total_size=74_300,
         class_balance=_balance(irrelevant=0.5, relevant=0.5),
-        domains=("news",),
+        domains=("search queries and advertisements",),
         sources=("QADSM from XGLUE (Liang et al. 2020)",),
         label_notes="1 = relevant, 0 = irrelevant.",
     ),
@@ -401,7 +446,10 @@ _SPECS: tuple[TaskSpec, ...] = (
         paper_total_size=51_000,
         class_balance=_balance(entailment=1 / 3, neutral=1 / 3, contradiction=1 / 3),
         domains=("miscellaneous",),
-        sources=("built from SNLI (Bowman et al. 2015)",),
+        sources=(
+            "multi-genre NLI data in the style of MultiNLI (Williams et al. 2018), as the paper describes it; "
+            "its source table also cites SNLI (Bowman et al. 2015)",
+        ),
         label_notes="0 = entailment, 1 = neutral, 2 = contradiction.",
     ),
     _spec(
@@ -479,7 +527,10 @@ _SPECS: tuple[TaskSpec, ...] = (
         paper_total_size=1_500,
         class_balance=_balance(),
         domains=("books", "news"),
-        sources=("written for NLUE by the paper's authors (75 categories x 20 sentences)",),
+        sources=(
+            "authentic Nepali sentences collected by the paper's authors from books and news, "
+            "20 in each of 75 categories, one word masked",
+        ),
         label_notes="No label: `answers` lists the acceptable words for the blank.",
     ),
 )  # fmt: skip

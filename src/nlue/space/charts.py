@@ -43,6 +43,11 @@ def score_chart(rows: Sequence[LeaderboardRow]) -> Figure:
     axes.set_xticks(range(len(labels)), labels)
     axes.set_ylim(0, 100)
     axes.set_ylabel("primary metric (%)")
+    axes.set_title(
+        "Primary metric per task (GMET: judged by people only); NLUE score = their mean, an nlue convention",
+        fontsize=9,
+        loc="left",
+    )
     axes.axvline(len(labels) - 1.5, color="#9ca3af", linewidth=0.8, linestyle="--")
     axes.grid(axis="y", alpha=0.3)
     axes.spines[["top", "right"]].set_visible(False)

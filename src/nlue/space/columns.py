@@ -1,7 +1,18 @@
-"""The leaderboard's columns, derived from the task registry: one score column per task.
+"""The leaderboard's columns, derived from the task registry and the paper's table layout.
 
-Scores are shown in percent with two decimals, the way the paper's tables print them;
-the data behind them stays on the 0-1 scale of results files.
+Two views of the same rows:
+
+* **the paper's metrics** (default): every metric the paper prints, in the order of its
+  tables (SA accuracy and macro-F1, ..., STS-B Spearman, Pearson and R², ..., GMET accuracy
+  and combined score). Nothing here is ours, so nothing is ranked by default;
+* **primary metrics and the NLUE score**: one primary metric per task and their mean. The
+  mean, and STS-B's primary (the mean of Pearson and Spearman), are nlue conventions that
+  the paper never computed; the view says so wherever it ranks by them.
+
+GMET scores from automatic exact matching against listed answers sit in their own
+columns ("GMET auto"), apart from native speakers' verdicts (the paper's, and ours after
+judging): the two are not comparable. Scores are shown in percent with two decimals, the
+way the paper's tables print them; the data behind them stays on the 0-1 scale.
 """
 
 from __future__ import annotations
@@ -9,15 +20,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from nlue.paper import RESULT_COLUMNS
 from nlue.tasks import TASKS, TaskSpec
 
 Datatype = Literal["str", "number", "markdown"]
+View = Literal["paper", "primary"]
+PAPER_VIEW: View = "paper"
+PRIMARY_VIEW: View = "primary"
+VIEW_LABELS: dict[str, str] = {
+    "The paper's metrics": PAPER_VIEW,
+    "Primary metrics + NLUE score (nlue conventions)": PRIMARY_VIEW,
+}
 
 PRIMARY_METRIC_NAMES = {
     "macro_f1": "macro-F1",
-    "pearson_spearman_mean": "mean of Pearson and Spearman",
+    "pearson_spearman_mean": "mean of Pearson and Spearman (nlue convention)",
     "combined": "GMET combined score",
 }
+METRIC_SHORT = {
+    "accuracy": "acc",
+    "macro_f1": "F1",
+    "spearman": "Spearman",
+    "pearson": "Pearson",
+    "r2": "R²",
+    "combined": "C",
+}
+# The tasks whose paper numbers are human verdicts, where our automatic scores get columns of their own.
+JUDGED_TASKS: tuple[str, ...] = tuple(name for name, task in TASKS.items() if task.primary_is_paper_defined)
 
 
 @dataclass(frozen=True)
@@ -26,6 +55,8 @@ class Column:
     datatype: Datatype
     description: str
     task: str | None = None
+    metric: str | None = None  # the metric a paper-view column holds
+    automatic: bool = False  # GMET scored by exact match, not by judges
 
 
 def task_header(task: TaskSpec) -> str:
@@ -37,38 +68,101 @@ def primary_metric_name(task: TaskSpec) -> str:
 
 
 MODEL = Column("Model", "str", "paper model name, or the results folder a run was written to")
-KIND = Column("Kind", "str", "paper: reported by the NLUE paper; otherwise the kind(s) of the results files")
+KIND = Column(
+    "Kind",
+    "str",
+    "paper: reported by the NLUE paper; otherwise the kind(s) of the results files (diagnostic: not a score)",
+)
 PARAMS = Column("Params (M)", "number", "parameters in millions, where known")
 DATA = Column("Data", "str", "what the scores were measured on")
-NLUE_SCORE = Column("NLUE score", "number", "mean primary metric over the tasks present")
+FLAGS = Column("Flags", "str", "cells of the paper's tables that fail a consistency check (explained below the table)")
+NLUE_SCORE = Column(
+    "NLUE score", "number", "mean primary metric over the tasks present: an nlue convention, not defined by the paper"
+)
 COVERAGE = Column("Tasks", "str", "tasks present out of twelve; incomplete rows leave the missing task cells empty")
 
 LEADING_COLUMNS: tuple[Column, ...] = (MODEL, KIND, NLUE_SCORE, COVERAGE)
-TRAILING_COLUMNS: tuple[Column, ...] = (PARAMS, DATA)
+TRAILING_COLUMNS: tuple[Column, ...] = (FLAGS, PARAMS, DATA)
 TASK_COLUMNS: tuple[Column, ...] = tuple(
-    Column(task_header(t), "number", f"{t.title}: {primary_metric_name(t)}", t.name) for t in TASKS.values()
+    Column(
+        task_header(t),
+        "number",
+        f"{t.title}: {primary_metric_name(t)}" + (", judged by native speakers" if t.name in JUDGED_TASKS else ""),
+        t.name,
+    )
+    for t in TASKS.values()
+)
+AUTOMATIC_COLUMNS: tuple[Column, ...] = tuple(
+    Column(
+        f"{task_header(TASKS[name])} auto",
+        "number",
+        f"{TASKS[name].title}: {primary_metric_name(TASKS[name])} from exact matches with the listed answers; "
+        "not comparable with judged scores",
+        name,
+        automatic=True,
+    )
+    for name in JUDGED_TASKS
 )
 CI_COLUMNS: tuple[Column, ...] = tuple(
     Column(f"{task_header(t)} 95% CI", "str", f"{t.title}: bootstrap interval, where the run has one", t.name)
     for t in TASKS.values()
 )
+PAPER_METRIC_COLUMNS: tuple[Column, ...] = tuple(
+    Column(
+        f"{task_header(TASKS[task])} {METRIC_SHORT.get(metric, metric)}",
+        "number",
+        f"{TASKS[task].title}: {metric}, as the paper's tables print it",
+        task,
+        metric,
+    )
+    for task, metric in RESULT_COLUMNS
+)
+AUTOMATIC_METRIC_COLUMNS: tuple[Column, ...] = tuple(
+    Column(
+        f"{task_header(TASKS[task])} auto {METRIC_SHORT.get(metric, metric)}",
+        "number",
+        f"{TASKS[task].title}: {metric} from exact matches with the listed answers; not comparable with judged scores",
+        task,
+        metric,
+        automatic=True,
+    )
+    for task, metric in RESULT_COLUMNS
+    if task in JUDGED_TASKS
+)
 
-SORT_CHOICES: tuple[str, ...] = (NLUE_SCORE.name, MODEL.name, PARAMS.name, *(c.name for c in TASK_COLUMNS))
+AS_LISTED = "as listed"
+SORT_CHOICES: tuple[str, ...] = (
+    AS_LISTED,
+    NLUE_SCORE.name,
+    MODEL.name,
+    PARAMS.name,
+    *(c.name for c in TASK_COLUMNS),
+    *(c.name for c in AUTOMATIC_COLUMNS),
+    *(c.name for c in PAPER_METRIC_COLUMNS),
+    *(c.name for c in AUTOMATIC_METRIC_COLUMNS),
+)
 
 
-def leaderboard_columns(show_ci: bool = False) -> list[Column]:
-    """The table's columns: the model and its NLUE score, one per task (with ``show_ci``, each followed by
-    its interval), then size and data."""
-    columns = list(LEADING_COLUMNS)
+def leaderboard_columns(show_ci: bool = False, view: View = PRIMARY_VIEW) -> list[Column]:
+    """The table's columns in ``view``.
+
+    Primary view: the model and its NLUE score, one column per task (with ``show_ci``, each
+    followed by its interval), the automatic GMET column, then flags, size and data. Paper
+    view: the model, every metric the paper prints, the automatic GMET metrics, flags, size, data.
+    """
+    if view == PAPER_VIEW:
+        return [MODEL, KIND, *PAPER_METRIC_COLUMNS, *AUTOMATIC_METRIC_COLUMNS, *TRAILING_COLUMNS]
+    columns = [*LEADING_COLUMNS]
     for score, interval in zip(TASK_COLUMNS, CI_COLUMNS, strict=True):
         columns.append(score)
         if show_ci:
             columns.append(interval)
+        columns.extend(c for c in AUTOMATIC_COLUMNS if c.task == score.task)
     return columns + list(TRAILING_COLUMNS)
 
 
 def column_widths(columns: list[Column]) -> list[str]:
-    """CSS widths that keep the twelve task columns narrow and the text columns readable."""
+    """CSS widths that keep the score columns narrow and the text columns readable."""
     wide = {
         MODEL.name: "165px",
         KIND.name: "95px",
@@ -76,5 +170,6 @@ def column_widths(columns: list[Column]) -> list[str]:
         COVERAGE.name: "145px",
         PARAMS.name: "115px",
         DATA.name: "145px",
+        FLAGS.name: "150px",
     }
-    return [wide.get(c.name, "110px" if c in CI_COLUMNS else "60px") for c in columns]
+    return [wide.get(c.name, "110px" if c in CI_COLUMNS else "72px") for c in columns]

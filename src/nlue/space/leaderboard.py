@@ -1,9 +1,13 @@
 """The leaderboard's rows: the paper's reported results beside every run in the results folder.
 
-Paper rows come from the registry (``TaskSpec.paper_results``, the paper's tables 2-5).
-Results files (:mod:`nlue.results`) are grouped by the folder they were written to,
+Paper rows come from the registry (``TaskSpec.paper_results``, the paper's tables 2-5, kept
+as printed, with the flags of :mod:`nlue.paper_checks`). Results files
+(:mod:`nlue.results`) are grouped by the folder they were written to,
 ``<results_dir>/<model slug>/<task>.json``: one row per model, one score per task (the
-newest file wins when a task was scored twice). A file that cannot be used is skipped and
+newest file wins when a task was scored twice). GMET scores keep how their verdicts were
+reached: human-judged ones (comparable with the paper's) and automatic ones (exact match
+with listed answers) are held apart, and only judged ones enter the NLUE score. Rows of
+kind "diagnostic" never get an NLUE score. A file that cannot be used is skipped and
 reported, never fatal: an empty or missing folder gives the paper rows alone.
 """
 
@@ -19,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from nlue.paper import PAPER_MODELS
+from nlue.paper_checks import PaperFlag
 from nlue.results import model_slug, read_results
 from nlue.scoring import NlueScore, nlue_score, primary_score
 from nlue.space import columns as cols
@@ -27,7 +32,9 @@ from nlue.tasks import TASK_NAMES, TASKS, get_task
 logger = logging.getLogger(__name__)
 
 PAPER_KIND = "paper"
-KNOWN_KINDS: tuple[str, ...] = (PAPER_KIND, "fine-tune", "zero-shot", "baseline")
+DIAGNOSTIC_KIND = "diagnostic"
+KNOWN_KINDS: tuple[str, ...] = (PAPER_KIND, "fine-tune", "zero-shot", "baseline", DIAGNOSTIC_KIND)
+AUTOMATIC, HUMAN = "automatic", "human"
 _PARAMS_BY_HUB_ID = {m.hub_id: m.params_millions for m in PAPER_MODELS}
 
 
@@ -38,17 +45,27 @@ class LeaderboardRow:
     model: str
     kinds: tuple[str, ...]
     data: str
-    task_scores: Mapping[str, float]
+    task_scores: Mapping[str, float]  # primary metric per task; judged tasks (GMET) by people only
     intervals: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     params_millions: float | None = None
     files: tuple[str, ...] = ()
+    automatic_scores: Mapping[str, float] = field(default_factory=dict)  # GMET by exact match
+    metrics: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # every metric, per task
+    automatic_metrics: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    flags: tuple[PaperFlag, ...] = ()
 
     @property
     def kind(self) -> str:
         return " + ".join(self.kinds)
 
     @property
+    def is_diagnostic(self) -> bool:
+        return DIAGNOSTIC_KIND in self.kinds
+
+    @property
     def nlue(self) -> NlueScore:
+        if self.is_diagnostic:  # a diagnostic saw the answers: it never gets a score
+            return NlueScore(None, missing=tuple(TASK_NAMES))
         return nlue_score({t: {TASKS[t].primary_metric: s} for t, s in self.task_scores.items()})
 
 
@@ -82,9 +99,27 @@ def paper_rows() -> list[LeaderboardRow]:
                 data="NLUE test sets",
                 task_scores=scores,
                 params_millions=float(model.params_millions),
+                metrics={name: dict(task.paper_results[model.name]) for name, task in TASKS.items()},
+                flags=tuple(flag for task in TASKS.values() for flag in task.paper_flags.get(model.name, ())),
             )
         )
     return rows
+
+
+def _verdicts(task: str, data: Mapping[str, Any]) -> str | None:
+    """For tasks the paper scored by human verdicts (GMET): how this file's verdicts were reached.
+
+    Files written before ``verdicts`` existed say it in ``details.verdicts``; anything not
+    stated as human counts as automatic.
+    """
+    if task not in cols.JUDGED_TASKS:
+        return None
+    stated = data.get("verdicts")
+    if stated in (AUTOMATIC, HUMAN):
+        return str(stated)
+    details = data.get("details") if isinstance(data.get("details"), Mapping) else {}
+    rule = str(details.get("verdict_rule") or details.get("verdicts") or "")
+    return HUMAN if rule.startswith(HUMAN) else AUTOMATIC
 
 
 @dataclass(frozen=True)
@@ -93,6 +128,8 @@ class _Run:
     kind: str
     score: float
     interval: tuple[float, float] | None
+    metrics: Mapping[str, float]
+    verdicts: str | None
     is_sample: bool
     dataset: str
     base_model: str | None
@@ -121,6 +158,8 @@ def _parse_run(path: Path, data: Mapping[str, Any]) -> _Run:
         kind=str(data.get("kind") or "unknown"),
         score=score,
         interval=interval,
+        metrics={k: v for k, v in numbers.items() if not k.endswith(("_ci_low", "_ci_high"))},
+        verdicts=_verdicts(task, data),
         is_sample=bool(dataset.get("is_sample", False)),
         dataset=str(dataset.get("id") or "unknown data"),
         base_model=str(data["base_model"]) if data.get("base_model") else None,
@@ -130,10 +169,12 @@ def _parse_run(path: Path, data: Mapping[str, Any]) -> _Run:
 
 
 def _row_from_runs(model: str, runs: Sequence[_Run]) -> LeaderboardRow:
-    latest: dict[str, _Run] = {}
+    latest: dict[tuple[str, bool], _Run] = {}  # (task, scored automatically where the paper had judges)
     for run in sorted(runs, key=lambda r: r.created):
-        latest[run.task] = run
-    chosen = [latest[t] for t in TASK_NAMES if t in latest]
+        latest[(run.task, run.verdicts == AUTOMATIC)] = run
+    judged = [latest[(t, False)] for t in TASK_NAMES if (t, False) in latest]
+    automatic = [latest[(t, True)] for t in TASK_NAMES if (t, True) in latest]
+    chosen = judged + automatic
     data = "⚠ sample data" if any(r.is_sample for r in chosen) else ", ".join(sorted({r.dataset for r in chosen}))
     bases = {r.base_model for r in chosen if r.base_model}
     params = _PARAMS_BY_HUB_ID.get(bases.pop()) if len(bases) == 1 else None
@@ -141,10 +182,13 @@ def _row_from_runs(model: str, runs: Sequence[_Run]) -> LeaderboardRow:
         model=model,
         kinds=tuple(sorted({r.kind for r in chosen})),
         data=data,
-        task_scores={r.task: r.score for r in chosen},
-        intervals={r.task: r.interval for r in chosen if r.interval},
+        task_scores={r.task: r.score for r in judged},
+        intervals={r.task: r.interval for r in judged if r.interval},
         params_millions=float(params) if params else None,
         files=tuple(str(r.path) for r in chosen),
+        automatic_scores={r.task: r.score for r in automatic},
+        metrics={r.task: dict(r.metrics) for r in judged},
+        automatic_metrics={r.task: dict(r.metrics) for r in automatic},
     )
 
 
@@ -207,19 +251,39 @@ def filter_rows(
     ]
 
 
+def _column_value(row: LeaderboardRow, column: cols.Column) -> float | None:
+    """The number a score column shows for ``row`` (0-1 scale), or None."""
+    if column.metric is not None:
+        source = row.automatic_metrics if column.automatic else row.metrics
+        return source.get(column.task or "", {}).get(column.metric)
+    return (row.automatic_scores if column.automatic else row.task_scores).get(column.task or "")
+
+
+_SCORE_COLUMNS = {
+    c.name: c
+    for c in (*cols.TASK_COLUMNS, *cols.AUTOMATIC_COLUMNS, *cols.PAPER_METRIC_COLUMNS, *cols.AUTOMATIC_METRIC_COLUMNS)
+}
+
+
 def sort_rows(rows: Iterable[LeaderboardRow], by: str = cols.NLUE_SCORE.name, descending: bool = True):
-    """Rows sorted by a column of :data:`~nlue.space.columns.SORT_CHOICES`; rows lacking the value go last."""
+    """Rows sorted by a column of :data:`~nlue.space.columns.SORT_CHOICES`; rows lacking the value go last.
+
+    ``as listed`` keeps the paper's order, then the results folder's: no ranking at all.
+    """
+    rows = list(rows)
+    if by == cols.AS_LISTED:
+        return rows
     if by == cols.MODEL.name:
         return sorted(rows, key=lambda r: r.model.casefold(), reverse=descending)
-    task = next((c.task for c in cols.TASK_COLUMNS if c.name == by), None)
+    column = _SCORE_COLUMNS.get(by)
 
     def value(row: LeaderboardRow) -> float | None:
         if by == cols.NLUE_SCORE.name:
             return row.nlue.score
         if by == cols.PARAMS.name:
             return row.params_millions
-        if task is not None:
-            return row.task_scores.get(task)
+        if column is not None:
+            return _column_value(row, column)
         raise ValueError(f"cannot sort by {by!r}; choose one of {', '.join(cols.SORT_CHOICES)}")
 
     present = [r for r in rows if value(r) is not None]
@@ -231,14 +295,31 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else round(100.0 * value, 2)
 
 
-def _coverage(score: NlueScore) -> str:
+def _coverage(row: LeaderboardRow) -> str:
+    if row.is_diagnostic:
+        return "diagnostic: not scored"
+    score = row.nlue
     shown = f"{len(score.task_scores)}/{len(TASK_NAMES)}"
-    return shown if score.complete else f"{shown} incomplete"
+    if score.complete:
+        return shown
+    automatic_only = [cols.task_header(TASKS[t]) for t in score.missing if t in row.automatic_scores]
+    if automatic_only:
+        return f"{shown} incomplete ({', '.join(automatic_only)} auto only: judge it to count)"
+    return f"{shown} incomplete"
 
 
-def leaderboard_frame(rows: Sequence[LeaderboardRow], show_ci: bool = False) -> pd.DataFrame:
-    """The table as shown: scores in percent, one column per task, intervals if asked for."""
-    columns = cols.leaderboard_columns(show_ci)
+def flags_cell(flags: Sequence[PaperFlag]) -> str:
+    """'⚠ STSB, WG' for a row with flagged cells, '' otherwise."""
+    tasks = [cols.task_header(TASKS[t]) for t in TASK_NAMES if any(f.task == t for f in flags)]
+    return f"⚠ {', '.join(tasks)}" if tasks else ""
+
+
+def leaderboard_frame(
+    rows: Sequence[LeaderboardRow], show_ci: bool = False, view: cols.View = cols.PRIMARY_VIEW
+) -> pd.DataFrame:
+    """The table as shown: scores in percent, the columns of ``view``, intervals if asked for."""
+    columns = cols.leaderboard_columns(show_ci, view)
+    score_columns = [c for c in columns if c.name in _SCORE_COLUMNS]
     records = []
     for row in rows:
         score = row.nlue
@@ -247,12 +328,13 @@ def leaderboard_frame(rows: Sequence[LeaderboardRow], show_ci: bool = False) -> 
             cols.KIND.name: row.kind,
             cols.PARAMS.name: row.params_millions,
             cols.DATA.name: row.data,
+            cols.FLAGS.name: flags_cell(row.flags),
             cols.NLUE_SCORE.name: _percent(score.score),
-            cols.COVERAGE.name: _coverage(score),
+            cols.COVERAGE.name: _coverage(row),
         }
-        for column in cols.TASK_COLUMNS:
-            record[column.name] = _percent(row.task_scores.get(column.task))
-        if show_ci:
+        for column in score_columns:
+            record[column.name] = _percent(_column_value(row, column))
+        if show_ci and view == cols.PRIMARY_VIEW:
             for column in cols.CI_COLUMNS:
                 interval = row.intervals.get(column.task)
                 record[column.name] = f"{100 * interval[0]:.1f}–{100 * interval[1]:.1f}" if interval else ""
@@ -265,6 +347,6 @@ def styled_frame(frame: pd.DataFrame) -> Any:
 
     The cells keep their numbers, so sorting on them stays numeric.
     """
-    scores = [c for c in frame.columns if c == cols.NLUE_SCORE.name or c in {t.name for t in cols.TASK_COLUMNS}]
+    scores = [c for c in frame.columns if c == cols.NLUE_SCORE.name or c in _SCORE_COLUMNS]
     styler = frame.style.format("{:.2f}", subset=scores, na_rep="")
     return styler.format("{:.0f}", subset=[cols.PARAMS.name], na_rep="")

@@ -208,27 +208,34 @@ class SpaceService:
         kinds: Sequence[str] | None = None,
         query: str = "",
         complete_only: bool = False,
-        sort_by: str = cols.NLUE_SCORE.name,
+        sort_by: str = cols.AS_LISTED,
         descending: bool = True,
         show_ci: bool = False,
+        view: str = cols.PAPER_VIEW,
     ) -> tuple[pd.DataFrame, str]:
         board = self.board
+        view = cols.VIEW_LABELS.get(view, view)
+        if view not in (cols.PAPER_VIEW, cols.PRIMARY_VIEW):
+            raise NlueError(f"unknown leaderboard view {view!r}")
         rows = sort_rows(filter_rows(board.rows, kinds, query, complete_only), sort_by, descending)
         runs = sum(PAPER_KIND not in r.kinds for r in board.rows)
         status = f"{len(rows)} of {len(board.rows)} rows shown · {runs} model(s) from `{self.settings.results_dir}`"
+        note = text.ranking_note(sort_by)
+        if note:
+            status += f" · {note}"
         if board.skipped:
             shown = "; ".join(board.skipped[:3]) + (" …" if len(board.skipped) > 3 else "")
             status += f" · ⚠️ {len(board.skipped)} results file(s) skipped: {shown}"
-        return leaderboard_frame(rows, show_ci), status
+        return leaderboard_frame(rows, show_ci, view), status
 
     def chart_models(self) -> list[str]:
         return [row.model for row in self.board.rows]
 
     def default_chart_models(self) -> list[str]:
-        """The paper's best model by NLUE score and up to two runs from the results folder."""
+        """The paper's largest model and up to two runs from the results folder (no ranking by NLUE score)."""
         board = self.board
-        paper = sort_rows([r for r in board.rows if PAPER_KIND in r.kinds])
-        runs = sort_rows([r for r in board.rows if PAPER_KIND not in r.kinds])
+        paper = sort_rows([r for r in board.rows if PAPER_KIND in r.kinds], cols.PARAMS.name)
+        runs = [r for r in board.rows if PAPER_KIND not in r.kinds and not r.is_diagnostic]
         return [r.model for r in (paper[:1] + runs[:2])]
 
     def chart(self, models: Sequence[str] | None) -> Figure:

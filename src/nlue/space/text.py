@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from nlue.paper import PAPER_CITATION
 from nlue.registry_views import readme_tasks_table
+from nlue.space import columns as cols
 from nlue.space.columns import primary_metric_name, task_header
-from nlue.tasks import MASK_PLACEHOLDER, TASK_NAMES, TASKS, TaskSpec
+from nlue.tasks import MASK_PLACEHOLDER, NLUE_SCORE_NOTE, TASKS, TaskSpec
 
 TITLE = "NLUE · Nepali Language Understanding Evaluation"
 PAGE_TITLE = "NLUE Space"
@@ -67,13 +68,47 @@ def leaderboard_legend() -> str:
     for task in TASKS.values():
         primaries.setdefault(primary_metric_name(task), []).append(task_header(task))
     listed = "; ".join(f"{name}: {', '.join(tasks)}" for name, tasks in primaries.items())
+    judged = ", ".join(task_header(TASKS[t]) for t in cols.JUDGED_TASKS)
     return (
-        "Scores are percentages of each task's **primary metric** on its test set "
-        f"({listed}). **NLUE score** is their mean over the {len(TASK_NAMES)} tasks; a row that lacks "
-        "tasks shows the mean over the tasks it has, is marked *incomplete* under *Tasks* and leaves the "
-        "missing cells empty, so a partial mean is never mistaken for a full one. *paper* rows are the NLUE paper's reported "
-        "results (tables 2-5); the others are the results files found in this Space's results folder."
+        "**The paper's metrics** view shows every number the NLUE paper prints, in the order of its tables, "
+        "for its ten encoders (*paper* rows, tables 2-5, kept exactly as printed) and for the results files in "
+        "this Space's results folder; it ranks nothing unless you pick a column to sort by. "
+        "**Primary metrics + NLUE score** shows one primary metric per task "
+        f"({listed}) and their mean, the **NLUE score**. {NLUE_SCORE_NOTE} The mean of Pearson and Spearman for "
+        "STS-B is ours too. A row that lacks tasks shows the mean over the tasks it has, marked *incomplete*. "
+        f"\n\n{judged}: the paper's scores are native speakers' verdicts on each predicted word; *{judged} auto* "
+        "columns hold scores from exact matches with the listed answers, where a right word that the list lacks "
+        "counts as wrong. The two are not comparable, and only judged scores enter the NLUE score. Rows of kind "
+        "*diagnostic* (answers ranked as candidates) are not scores and never get an NLUE score. "
+        "**Flags** mark cells of the paper's tables that fail a consistency check; they are explained below."
     )
+
+
+def flags_legend() -> str:
+    """Every flagged cell of the paper's tables, with its explanation (Markdown)."""
+    lines = ["### Flagged cells of the paper's tables", ""]
+    for task in TASKS.values():
+        for model, flags in task.paper_flags.items():
+            for flag in flags:
+                lines.append(f"- **{model}, {task_header(task)}** ({flag.summary}): {flag.explanation}")
+    lines.append("")
+    lines.append(
+        "The numbers stay as printed; `nlue.paper_checks` holds the checks, which any future table goes through."
+    )
+    return "\n".join(lines)
+
+
+def ranking_note(sort_by: str) -> str:
+    """What the page must say when the rows are ranked by a number the paper never computed."""
+    if sort_by == cols.NLUE_SCORE.name:
+        return "ranked by the NLUE score, an nlue convention: the paper computes no overall score"
+    # A primary that is none of the task's printed metrics is one we derive (STS-B's mean of two correlations).
+    derived = [
+        c.name for c in cols.TASK_COLUMNS if c.task and TASKS[c.task].primary_metric not in TASKS[c.task].metrics
+    ]
+    if sort_by in derived:
+        return "ranked by the mean of Pearson and Spearman, an nlue convention the paper never computed"
+    return ""
 
 
 ABOUT = f"""## About NLUE

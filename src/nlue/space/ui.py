@@ -230,17 +230,19 @@ def _leaderboard_tab(service: SpaceService) -> None:
     gr.Markdown(text.leaderboard_legend())
     kinds_found = service.board.kinds
     with gr.Row(equal_height=True):
+        view = gr.Radio(list(cols.VIEW_LABELS), value=next(iter(cols.VIEW_LABELS)), label="View", scale=2)
         kinds = gr.CheckboxGroup(kinds_found, value=kinds_found, label="Kinds", scale=3)
+    with gr.Row(equal_height=True):
         query = gr.Textbox(label="Search models", placeholder="e.g. XLM", scale=2)
-        sort_by = gr.Dropdown(list(cols.SORT_CHOICES), value=cols.NLUE_SCORE.name, label="Sort by", scale=1)
+        sort_by = gr.Dropdown(list(cols.SORT_CHOICES), value=cols.AS_LISTED, label="Sort by", scale=1)
     with gr.Row():
         descending = gr.Checkbox(True, label="Highest first")
         complete_only = gr.Checkbox(False, label="Only rows with all 12 tasks")
-        show_ci = gr.Checkbox(False, label="Show 95% intervals")
+        show_ci = gr.Checkbox(False, label="Show 95% intervals (primary view)")
         refresh = gr.Button("↻ Re-read results folder", size="sm", variant="secondary")
 
-    def table_args(frame: Any, show: bool) -> dict[str, Any]:
-        shown_columns = cols.leaderboard_columns(show)
+    def table_args(frame: Any, show: bool, view_label: str) -> dict[str, Any]:
+        shown_columns = cols.leaderboard_columns(show, cols.VIEW_LABELS.get(view_label, view_label))
         return {
             "value": styled_frame(frame),
             "datatype": [c.datatype for c in shown_columns],
@@ -249,13 +251,20 @@ def _leaderboard_tab(service: SpaceService) -> None:
 
     def table_view(*controls: Any) -> tuple[Any, str]:
         frame, status_text = service.leaderboard_table(*controls)
-        return gr.update(**table_args(frame, bool(controls[-1]))), status_text
+        return gr.update(**table_args(frame, bool(controls[-2]), controls[-1])), status_text
 
-    frame, status_text = service.leaderboard_table(kinds_found)
+    first_view = next(iter(cols.VIEW_LABELS))
+    frame, status_text = service.leaderboard_table(kinds_found, view=first_view)
     table = gr.Dataframe(
-        **table_args(frame, False), interactive=False, pinned_columns=1, max_height=520, elem_id="leaderboard-table"
+        **table_args(frame, False, first_view),
+        interactive=False,
+        pinned_columns=1,
+        max_height=520,
+        elem_id="leaderboard-table",
     )
     status = gr.Markdown(status_text, elem_id="nlue-status")
+    with gr.Accordion("Flagged cells of the paper's tables", open=False):
+        gr.Markdown(text.flags_legend(), elem_id="paper-flags")
     gr.Markdown("### Per-model scores across tasks")
     chart_models = gr.Dropdown(
         service.chart_models(),
@@ -267,7 +276,7 @@ def _leaderboard_tab(service: SpaceService) -> None:
     )
     chart = gr.Plot(service.chart(service.default_chart_models()), show_label=False, format="png", elem_id="chart")
 
-    controls = [kinds, query, complete_only, sort_by, descending, show_ci]
+    controls = [kinds, query, complete_only, sort_by, descending, show_ci, view]
     for control in controls:
         _on(control.change, table_view, controls, [table, status], show_progress="hidden")
 
