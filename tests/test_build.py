@@ -90,26 +90,34 @@ def test_rebuild_is_byte_identical(sample_build, tmp_path: Path) -> None:
 # --- dedup, leakage, splits --------------------------------------------------------------
 
 
-def test_duplicates_and_leakage_are_removed_and_counted(tmp_path: Path, write_csv) -> None:
+@pytest.mark.parametrize("drop_leaked_test", [False, True])
+def test_duplicates_and_leakage_are_removed_and_counted(tmp_path: Path, write_csv, drop_leaked_test: bool) -> None:
     train_rows = _sa_rows(20)
     train = write_csv(
         tmp_path / "train.csv", ["text", "label"], [*train_rows, train_rows[0], (" " + train_rows[1][0], 0)]
     )
     val = write_csv(tmp_path / "val.csv", ["text", "label"], [*_sa_rows(6, 100), train_rows[2]])
     test_rows = _sa_rows(6, 200)
-    test = write_csv(tmp_path / "test.csv", ["text", "label"], [*test_rows, train_rows[3], _sa_rows(1, 100)[0]])
+    leaked = [train_rows[3], _sa_rows(1, 100)[0]]
+    test = write_csv(tmp_path / "test.csv", ["text", "label"], [*test_rows, *leaked])
     sources = [TaskSources(TASKS["sa"], {"train": [train], "validation": [val], "test": [test]})]
-    result = build_repo(sources, tmp_path / "out", _options())
+    result = build_repo(sources, tmp_path / "out", _options(drop_leaked_test=drop_leaked_test))
     splits = result.configs["sa"].splits
     assert (splits["train"].kept, splits["train"].duplicates, splits["train"].conflicting_duplicates) == (20, 1, 1)
     assert (splits["validation"].kept, splits["validation"].leaked_from_train) == (6, 1)
-    assert splits["test"].kept == 6
-    assert (splits["test"].leaked_from_train, splits["test"].leaked_from_validation) == (1, 1)
+    test_split = splits["test"]
+    if drop_leaked_test:  # the old rule, now opt-in: test items seen in train/validation are removed
+        assert test_split.kept == 6
+        assert (test_split.leaked_from_train, test_split.leaked_from_validation) == (1, 1)
+    else:  # the test set as released, the overlaps counted
+        assert test_split.kept == 8
+        assert (test_split.leaked_from_train, test_split.leaked_from_validation) == (0, 0)
+        assert (test_split.overlap.with_train, test_split.overlap.with_validation) == (1, 1)
     # The conflicting duplicate (same text, other label) is listed as a reject.
     rejects = [json.loads(line) for line in result.rejects_path.read_text(encoding="utf-8").splitlines()]
     assert len(rejects) == 1 and rejects[0]["row"] == 22 and "different label" in rejects[0]["reason"]
     test_texts = {r["text"] for r in _read(result.repo_dir, "sa", "test")}
-    assert test_texts == {t for t, _ in test_rows}
+    assert test_texts == {t for t, _ in test_rows} | (set() if drop_leaked_test else {t for t, _ in leaked})
 
 
 def test_validation_is_carved_stratified_and_seeded(tmp_path: Path, write_csv) -> None:

@@ -61,3 +61,15 @@ def test_size_category_bounds() -> None:
     assert size_category(999) == "n<1K"
     assert size_category(1000) == "1K<n<10K"
     assert size_category(2_000_000) == "1M<n<10M"
+
+
+def test_card_shows_the_papers_numbers_with_flags_and_declares_our_conventions(sample_build) -> None:
+    text = _card(sample_build).text
+    # The paper's rows as printed, in its order, with the inconsistent cells flagged and explained.
+    assert "| NepBERTa | 67.12 | 50.52 | accuracy and macro-F1 cannot both hold |" in text
+    assert text.count("R² > Pearson²: columns probably swapped") == 9
+    assert "implied σ below sampling noise" in text and "Best reported" not in text
+    # Our conventions are named as ours.
+    assert "The NLUE score (the mean of the tasks' primary metrics) is an nlue convention" in text
+    assert "the mean of Pearson and Spearman, an nlue convention" in text
+    assert "the paper's own headline score" in text

@@ -188,3 +188,128 @@ def test_json_surrogate_escape_across_chunks(tmp_path: Path, monkeypatch: pytest
         assert not sources._may_hold_undecodable(path, json_escapes=True), pad
     path.write_bytes("ठीक छ,1\n".encode() * 10 + b"\xff\n")
     assert sources._may_hold_undecodable(path)
+
+
+# --- overlap counts -----------------------------------------------------------------------
+
+
+def test_overlap_counts_equal_a_plain_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batched, fingerprinted counts equal counting with Python sets over every row."""
+    import json
+
+    from nlue import build
+    from nlue.normalize import loose_text
+
+    monkeypatch.setattr(build, "DEDUP_BATCH_ROWS", 7)  # repeats across many small batches
+    rng = np.random.default_rng(3)
+    # Few distinct texts, some differing only in punctuation, digits or case: many overlaps of every kind.
+    texts = ["क ख", "क ख।", "क, ख", "ग १२", "ग 12", "Ram gayo", "ram gayo!", "घर", "घर ।", "नदी", "पहाड"]
+
+    def rows(n: int, pool: int) -> list[dict]:
+        picks = rng.integers(0, pool, size=(n, 2))
+        return [{"premise": texts[a], "hypothesis": texts[b], "label": int(rng.integers(0, 3))} for a, b in picks]
+
+    # Train draws from fewer texts, so that some fields of the other splits are not in train.
+    data = {"train": rows(40, 8), "validation": rows(40, len(texts)), "test": rows(80, len(texts))}
+    files = {}
+    for split, records in data.items():
+        path = tmp_path / f"{split}.jsonl"
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+        files[split] = [path]
+    result = build.build_repo(
+        [build.TaskSources(TASKS["mnli"], files)], tmp_path / "out", build.BuildOptions(show_progress=False)
+    )
+
+    def pair(r: dict) -> tuple[str, str]:
+        return normalize_text(r["premise"]), normalize_text(r["hypothesis"])
+
+    def loose(r: dict) -> tuple[str, str]:
+        return tuple(loose_text(t) for t in pair(r))
+
+    train = {pair(r) for r in data["train"]}
+    validation: dict[tuple[str, str], int] = {}
+    for r in data["validation"]:
+        if pair(r) not in train:
+            validation.setdefault(pair(r), r["label"])
+    train_loose = {loose(r) for r in data["train"]}
+    train_fields = [{p[i] for p in train} for i in range(2)]
+
+    def expected(kept: list[dict]) -> dict:
+        return {
+            "with_train": sum(pair(r) in train for r in kept),
+            "with_validation": sum(pair(r) in validation for r in kept),
+            "near": sum(loose(r) in train_loose and pair(r) not in train for r in kept),
+            "fields": {
+                name: sum(pair(r)[i] in train_fields[i] for r in kept)
+                for i, name in enumerate(["premise", "hypothesis"])
+            },
+        }
+
+    first_label: dict[tuple[str, str], int] = {}
+    same = other = 0
+    for r in data["test"]:
+        if pair(r) in first_label:
+            same += first_label[pair(r)] == r["label"]
+            other += first_label[pair(r)] != r["label"]
+        else:
+            first_label[pair(r)] = r["label"]
+    kept_validation = [{"premise": p, "hypothesis": h} for p, h in validation]
+    splits = result.configs["mnli"].splits
+    for name, kept in (("test", data["test"]), ("validation", kept_validation)):
+        counts = splits[name].overlap
+        got = {
+            "with_train": counts.with_train,
+            "with_validation": counts.with_validation,
+            "near": counts.near_duplicates_of_train,
+            "fields": counts.fields_shared_with_train,
+        }
+        want = expected(kept)
+        if name == "validation":
+            want["with_validation"] = 0  # validation is not compared with itself
+        assert got == want, name
+    assert splits["test"].kept == len(data["test"])
+    assert (splits["test"].kept_duplicates, splits["test"].kept_conflicting_duplicates) == (same, other)
+    assert splits["validation"].kept == len(validation)
+
+
+def _loose_reference(text: str) -> str:
+    """The near-duplicate folding written out character by character."""
+    digits = {chr(0x0966 + d): str(d) for d in range(10)}
+    kept = (
+        digits.get(c, c)
+        for c in text
+        if not unicodedata.category(c).startswith("P") and c not in (" ", "\u200c", "\u200d")
+    )
+    return "".join(kept).casefold()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.characters(min_codepoint=0x0900, max_codepoint=0x097F)
+            | st.sampled_from([" ", "।", "॥", ",", "“", "”", "-", "\u200c", "\u200d", "A", "ß", "Σ", "ﬁ", "١", "\x1f"])
+            | st.characters(),
+            max_size=20,
+        ).map("".join),
+        max_size=12,
+    )
+)
+def test_loose_texts_equal_folding_one_character_at_a_time(texts: list[str]) -> None:
+    assert normalize.loose_texts(texts) == [_loose_reference(t) for t in texts]
+
+
+def test_no_punctuation_or_case_beyond_plane_1() -> None:
+    """What lets the folding tables scan only the first two planes."""
+    import sys
+
+    for code in range(normalize._FOLDING_CODE_POINTS, sys.maxunicode + 1):
+        character = chr(code)
+        assert not unicodedata.category(character).startswith("P"), hex(code)
+        assert character.casefold() == character, hex(code)
+
+
+def test_loose_texts_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(normalize, "_FOLD_CHUNK", 3)
+    texts = [f"क, ख {i}।" for i in range(10)] + ["Straße"]
+    assert normalize.loose_texts(texts) == [_loose_reference(t) for t in texts]

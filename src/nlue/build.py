@@ -1,9 +1,12 @@
 """The builder: raw source files -> a Hub-ready `datasets` Parquet repo with a card.
 
 One pass per split streams rows through validation and normalisation, removes exact
-duplicates and items that leak from train into validation/test, and writes Parquet
-shards. Everything goes to a staging folder that replaces the output only when the
-whole build succeeded, so a failed build leaves nothing behind.
+duplicates from train and validation and validation items that leak from train, and
+writes Parquet shards. The test split is kept as released: its items that also occur in
+train or validation, and its own repeats, are counted, not removed, unless the user asks
+(``drop_leaked_test``); near-duplicates and inputs shared field by field are counted too
+(:mod:`nlue.overlap`). Everything goes to a staging folder that replaces the output
+only when the whole build succeeded, so a failed build leaves nothing behind.
 
 Memory does not grow with the rows beyond a fixed-width record per distinct row:
 rows are held a batch at a time, statistics are histograms and counts, and what must
@@ -31,9 +34,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from tqdm.auto import tqdm
 
+from nlue import overlap
 from nlue.errors import NlueError, RowProblem, SourceError
 from nlue.features import task_features
 from nlue.fingerprints import FingerprintSet, as_keys, fingerprint
+from nlue.overlap import OverlapCounts
 from nlue.parquet_io import DEFAULT_MAX_SHARD_BYTES, ShardedSplitWriter, SpillWriter, read_spill
 from nlue.rows import Dropped, FieldMapping, RowConverter
 from nlue.sources import SUPPORTED_SUFFIXES, read_records
@@ -70,6 +75,9 @@ class BuildOptions:
     license: str = "other"
     repo_id: str | None = None  # the Hub id used in the card's examples
     show_progress: bool = True
+    # The test split is the release's: its items seen in train/validation are counted and
+    # kept, unless this asks to remove them (the old leakage rule, now opt-in).
+    drop_leaked_test: bool = False
 
 
 @dataclass
@@ -82,12 +90,16 @@ class SplitReport:
     dropped_by_label_map: Counter[str] = field(default_factory=Counter)
     duplicates: int = 0
     conflicting_duplicates: int = 0
-    leaked_from_train: int = 0
+    leaked_from_train: int = 0  # removed: validation rows always, test rows with drop_leaked_test
     leaked_from_validation: int = 0
+    # Test only: repeats of an earlier test row (same label / another label), kept as released.
+    kept_duplicates: int = 0
+    kept_conflicting_duplicates: int = 0
     carved_from_train: bool = False
     num_bytes: int = 0
     files: list[str] = field(default_factory=list)
     stats: SplitStats | None = None
+    overlap: OverlapCounts | None = None  # validation/test of a config with a train split
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -99,14 +111,20 @@ class SplitReport:
             "conflicting_duplicates": self.conflicting_duplicates,
             "leaked_from_train": self.leaked_from_train,
             "leaked_from_validation": self.leaked_from_validation,
+            "kept_duplicates": self.kept_duplicates,
+            "kept_conflicting_duplicates": self.kept_conflicting_duplicates,
             "carved_from_train": self.carved_from_train,
             "num_bytes": self.num_bytes,
             "files": self.files,
         }
+        if self.overlap is not None:
+            out.update(self.overlap.to_dict())
         if self.stats is not None:
             out["label_counts"] = {str(k): v for k, v in sorted(self.stats.label_counts.items())}
             out["theme_counts"] = dict(sorted(self.stats.group_counts.items()))
             out["text_length_chars"] = self.stats.length_percentiles()
+            if self.stats.without_answers is not None:
+                out["without_answers"] = self.stats.without_answers
         return out
 
 
@@ -174,10 +192,6 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-# What happens to a converted row, decided a batch of rows at a time.
-_VERDICTS = 5
-_KEEP, _DUPLICATE, _CONFLICT, _LEAKED_FROM_TRAIN, _LEAKED_FROM_VALIDATION = range(_VERDICTS)
-_LEAK_VERDICTS: Mapping[str, int] = {"train": _LEAKED_FROM_TRAIN, "validation": _LEAKED_FROM_VALIDATION}
 # Rows converted before their fingerprints are checked together: a few MiB of rows held,
 # and numpy calls that each cover thousands of rows.
 DEDUP_BATCH_ROWS = 8192
@@ -206,16 +220,21 @@ class _ConfigBuilder:
     What still grows with the rows, per distinct row kept (see :mod:`nlue.fingerprints`):
 
     * an 8-byte fingerprint of the inputs. Train and validation fingerprints stay until
-      the config is done, since test rows must not repeat them;
+      the config is done, since test rows are checked against them;
+    * per train row, for the overlap counts of :mod:`nlue.overlap`: an 8-byte key of the
+      folded inputs, and for a task with 2+ inputs one per input field (per distinct
+      value); while validation is carved, the same per carved row until the built
+      train split is complete;
     * while a split is de-duplicated, a label code beside it: 1 byte for a class id, 8
       for a score (its float64 bits), none for GMET;
     * while a validation split is carved: a 1-byte stratum during the train pass, then
       a 1-byte held-out mask, and during the seeded draw 4 bytes per row of one stratum.
 
-    So ~10 bytes per row for a classification train split (~13 at the draw), ~17 for
-    STS-B. Rows are held a batch at a time, text lengths are histograms (bounded by the
-    longest text, not the row count) and labels are counted per distinct value; for
-    STS-B that is per distinct score, a few hundred at the usual precision.
+    So ~18 bytes per row for a single-input classification train split (~21 at the
+    draw), up to ~34 for MNLI and ~41 for STS-B. Rows are held a batch at a time, text
+    lengths are histograms (bounded by the longest text, not the row count) and labels
+    are counted per distinct value; for STS-B that is per distinct score, a few hundred
+    at the usual precision.
     """
 
     def __init__(self, sources: TaskSources, config_dir: Path, options: BuildOptions, rejects: IO[str]) -> None:
@@ -231,6 +250,7 @@ class _ConfigBuilder:
         self.label_field = self.task.label_field
         self.label_dtype = _label_code_dtype(self.task)
         self.stratum_dtype = _stratum_dtype(self.task)
+        self.train_index = overlap.TrainIndex(self.input_keys)
 
     def build(self) -> ConfigReport:
         report = ConfigReport(self.task)
@@ -247,7 +267,8 @@ class _ConfigBuilder:
         self.dir.mkdir(parents=True)
         train_keys = FingerprintSet(self.label_dtype)
         validation_keys = FingerprintSet()
-        carve = "train" in files and "validation" not in files and self.task.problem_type != "mask_fill"
+        has_train = "train" in files
+        carve = has_train and "validation" not in files and self.task.problem_type != "mask_fill"
         for split in self.task.splits:
             if split not in files:
                 continue
@@ -255,9 +276,13 @@ class _ConfigBuilder:
                 reports, validation_keys = self._build_train_with_carved_validation(files["train"], train_keys)
                 report.splits.update(reports)
                 continue
-            exclude = {"train": train_keys} if split != "train" else {}
+            exclude: dict[str, FingerprintSet] = {}
             if split == "test" and len(validation_keys):
+                # Validation first: a carved validation row is in train_keys too (train was
+                # de-duplicated before the carve), but in the built train split it is not.
                 exclude["validation"] = validation_keys
+            if split != "train":
+                exclude["train"] = train_keys
             if split == "train":
                 seen = train_keys
             elif split == "validation":
@@ -265,9 +290,13 @@ class _ConfigBuilder:
             else:
                 seen = FingerprintSet(self.label_dtype)
             split_report = SplitReport(stats=self._new_stats())
+            if split != "train" and has_train:
+                split_report.overlap = self.train_index.new_counts()
             writer = self._split_writer(split, split_report)
             for rows in self._kept_rows(files[split], split, split_report, seen, exclude):
                 writer.write_rows(rows)
+                if split == "train":
+                    self.train_index.add(self.train_index.keys(overlap.columns_of_rows(rows, self.input_keys)))
             seen.drop_labels()  # later splits check their keys only
             self._log_fingerprints(split, seen)
             self._finish(split_report, writer)
@@ -307,11 +336,13 @@ class _ConfigBuilder:
         seen: FingerprintSet,
         exclude: Mapping[str, FingerprintSet],
     ) -> Iterator[list[dict[str, Any]]]:
-        """Valid, de-duplicated, non-leaking rows of a split, in source order, a batch at a time.
+        """The rows of a split that are kept, in source order, a batch at a time.
 
-        ``seen`` holds the fingerprints (with label codes) of the split's rows kept so
-        far and grows as rows are kept; a row whose fingerprint is in one of
-        ``exclude`` leaked from that split and is left out.
+        ``seen`` holds the fingerprints (with label codes) of the split's distinct rows so
+        far and grows as rows are kept; a row whose fingerprint is in one of ``exclude``
+        also occurs in that split. Train and validation keep valid rows that are neither
+        repeats nor (validation) found in train; test keeps every valid row, counting
+        repeats and rows found elsewhere, unless ``drop_leaked_test`` removes the latter.
         """
         for path in paths:
             read_before, kept_before = report.read, report.kept
@@ -385,19 +416,33 @@ class _ConfigBuilder:
         exclude: Mapping[str, FingerprintSet],
     ) -> list[dict[str, Any]]:
         """Count and reject the entries of ``batch``; the rows kept, in source order."""
-        verdicts = self._verdicts(batch, seen, exclude)
-        counts = np.bincount(verdicts, minlength=_VERDICTS).tolist()
-        report.duplicates += counts[_DUPLICATE]
-        report.conflicting_duplicates += counts[_CONFLICT]
-        report.rejected += counts[_CONFLICT]
-        report.leaked_from_train += counts[_LEAKED_FROM_TRAIN]
-        report.leaked_from_validation += counts[_LEAKED_FROM_VALIDATION]
-        if batch.problems or counts[_CONFLICT]:
-            self._write_rejects(batch, split, np.flatnonzero(verdicts == _CONFLICT).tolist())
-        report.kept += counts[_KEEP]
-        if counts[_KEEP] == len(batch.rows):
-            return batch.rows
-        return list(compress(batch.rows, (verdicts == _KEEP).tolist()))
+        is_test = split == "test"
+        drop_leaks = not is_test or self.options.drop_leaked_test
+        verdicts, found_in = overlap.row_verdicts(
+            as_keys(batch.digests), self._label_codes(batch.labels), seen, exclude, drop_leaks
+        )
+        counts = np.bincount(verdicts, minlength=overlap.VERDICTS).tolist()
+        if is_test:  # the release's own test items: repeats are counted and kept
+            report.kept_duplicates += counts[overlap.DUPLICATE]
+            report.kept_conflicting_duplicates += counts[overlap.CONFLICT]
+            keep = verdicts <= overlap.CONFLICT
+            conflicts: list[int] = []
+        else:
+            report.duplicates += counts[overlap.DUPLICATE]
+            report.conflicting_duplicates += counts[overlap.CONFLICT]
+            report.rejected += counts[overlap.CONFLICT]
+            keep = verdicts == overlap.KEEP
+            conflicts = np.flatnonzero(verdicts == overlap.CONFLICT).tolist()
+        report.leaked_from_train += counts[overlap.FOUND_IN_TRAIN]
+        report.leaked_from_validation += counts[overlap.FOUND_IN_VALIDATION]
+        if batch.problems or conflicts:
+            self._write_rejects(batch, split, conflicts)
+        kept_count = int(np.count_nonzero(keep))
+        report.kept += kept_count
+        rows = batch.rows if kept_count == len(batch.rows) else list(compress(batch.rows, keep.tolist()))
+        if report.overlap is not None and rows:
+            self.train_index.count_kept(rows, found_in[keep], report.overlap)
+        return rows
 
     def _write_rejects(self, batch: _Batch, split: str, conflicts: list[int]) -> None:
         """Reject the batch's problems and conflicting duplicates, in source order.
@@ -415,39 +460,6 @@ class _ConfigBuilder:
         )
         for _, _, problem in ordered:
             self._reject(split, problem)
-
-    def _verdicts(self, batch: _Batch, seen: FingerprintSet, exclude: Mapping[str, FingerprintSet]) -> np.ndarray:
-        """One verdict per row of ``batch``; the rows kept are added to ``seen``.
-
-        The same rules as checking row by row: a row whose inputs are in an excluded
-        split leaked (train checked first); otherwise a row whose inputs were kept
-        before (in an earlier batch, or earlier in this one) is a duplicate when its
-        label is the kept row's label and a conflicting duplicate when not.
-        """
-        if not batch.digests:
-            return np.zeros(0, dtype=np.int8)
-        keys = as_keys(batch.digests)
-        labels = self._label_codes(batch.labels)
-        verdicts = np.full(len(keys), _KEEP, dtype=np.int8)
-        open_rows = np.ones(len(keys), dtype=bool)  # rows with no verdict yet
-        for name, keys_of_split in exclude.items():
-            leaked = open_rows & keys_of_split.contains(keys)
-            verdicts[leaked] = _LEAK_VERDICTS[name]
-            open_rows &= ~leaked
-        found, stored = seen.lookup(keys)
-        repeat = np.flatnonzero(open_rows & found)
-        verdicts[repeat] = _repeat_verdicts(_take(labels, repeat), _take(stored, repeat), len(repeat))
-        open_rows &= ~found
-        # Repeats within the batch: the first row with a key is kept, later ones compare with it.
-        rows = np.flatnonzero(open_rows)
-        new_keys, first, inverse = np.unique(keys[rows], return_index=True, return_inverse=True)
-        first_rows = rows[first]
-        kept_rows = first_rows[inverse.reshape(-1)]
-        later = kept_rows != rows
-        repeat, kept = rows[later], kept_rows[later]
-        verdicts[repeat] = _repeat_verdicts(_take(labels, repeat), _take(labels, kept), len(repeat))
-        seen.add(new_keys, _take(labels, first_rows))
-        return verdicts
 
     def _label_codes(self, values: list[Any]) -> np.ndarray | None:
         """Label codes equal exactly when the labels are: class ids, or a score's float64 bits."""
@@ -483,27 +495,37 @@ class _ConfigBuilder:
         del strata
         train_report = source_report
         train_report.stats = self._new_stats()
-        val_report = SplitReport(carved_from_train=True, stats=self._new_stats())
+        carved_counts = self.train_index.new_counts()
+        val_report = SplitReport(carved_from_train=True, stats=self._new_stats(), overlap=carved_counts)
         train_writer = self._split_writer("train", train_report)
         val_writer = self._split_writer("validation", val_report)
         validation_keys = FingerprintSet()
+        # Carved rows are counted against the built train split once all of it is known.
+        carved_keys: list[overlap.RowKeys] = []
         position = 0
         for table in read_spill(spill_path):
             held = pa.array(held_out[position : position + table.num_rows])
             position += table.num_rows
             validation = table.filter(held)
-            train_writer.write_table(table.filter(pc.invert(held)))
+            train = table.filter(pc.invert(held))
+            train_writer.write_table(train)
             val_writer.write_table(validation)
-            validation_keys.add(as_keys(self._table_fingerprints(validation)))
+            self.train_index.add(self.train_index.keys(self._table_columns(train)))
+            columns = self._table_columns(validation)
+            validation_keys.add(as_keys([fingerprint(v) for v in zip(*columns.values(), strict=True)]))
+            carved_keys.append(self.train_index.keys(columns))
         spill_path.unlink()
+        carved = overlap.RowKeys.concat(carved_keys, self.train_index.field_names)
+        carved_keys.clear()
+        # A carved row's inputs are in no built train row: train was de-duplicated first.
+        self.train_index.count(carved, np.zeros(len(carved), dtype=bool), carved_counts)
         self._finish(train_report, train_writer)
         self._finish(val_report, val_writer)
         return {"train": train_report, "validation": val_report}, validation_keys
 
-    def _table_fingerprints(self, table: pa.Table) -> list[bytes]:
-        """The fingerprints of a table's rows, as :meth:`_converted_batches` computes them."""
-        columns = [table.column(name).to_pylist() for name in self.input_keys]
-        return [fingerprint(values) for values in zip(*columns, strict=True)]
+    def _table_columns(self, table: pa.Table) -> dict[str, list[str]]:
+        """A table's input columns as lists, in ``input_keys`` order (as fingerprints join them)."""
+        return {name: table.column(name).to_pylist() for name in self.input_keys}
 
     def _strata(self, table: pa.Table) -> np.ndarray:
         """Carving strata of a table's rows: the class id, or the score band 0..5."""
@@ -525,17 +547,6 @@ def _label_code_dtype(task: TaskSpec) -> np.dtype | None:
     if task.problem_type == "regression":
         return np.dtype(np.uint64)  # the score's float64 bits
     return np.dtype(np.uint8 if len(task.label_names) <= 256 else np.int64)
-
-
-def _repeat_verdicts(labels: np.ndarray | None, kept_labels: np.ndarray | None, count: int) -> np.ndarray:
-    """Duplicate where a repeated row's label code equals the kept row's, else conflict."""
-    if labels is None or kept_labels is None:
-        return np.full(count, _DUPLICATE, dtype=np.int8)
-    return np.where(labels == kept_labels, _DUPLICATE, _CONFLICT).astype(np.int8)
-
-
-def _take(values: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
-    return None if values is None else values[rows]
 
 
 def _stratified_holdout(strata: np.ndarray, fraction: float, seed: int) -> np.ndarray:
@@ -603,6 +614,7 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
             "seed": options.seed,
             "validation_fraction": options.validation_fraction,
             "is_sample": options.is_sample,
+            "drop_leaked_test": options.drop_leaked_test,
             "rejects": rejects,
             "configs": {name: cfg.to_dict() for name, cfg in configs.items()},
         }

@@ -23,12 +23,13 @@ from huggingface_hub import DatasetCard, DatasetCardData
 from nlue import __version__
 from nlue.data_access import SAMPLE_TAG
 from nlue.features import task_features
+from nlue.normalize import NEAR_DUPLICATE_RULES
 from nlue.normalize import __doc__ as NORMALIZATION_RULES
 from nlue.paper import PAPER_CITATION
-from nlue.tasks import TASK_NAMES
+from nlue.tasks import NLUE_SCORE_NOTE, TASK_NAMES, TaskSpec
 
 if TYPE_CHECKING:
-    from nlue.build import BuildOptions, ConfigReport
+    from nlue.build import BuildOptions, ConfigReport, SplitReport
 
 logger = logging.getLogger(__name__)
 
@@ -109,22 +110,150 @@ def _score_summary(counts: Counter[float]) -> str:
     return f"{values[0]:.1f} / {median:.2f} / {values[-1]:.1f}"
 
 
-def _config_section(cfg: ConfigReport) -> str:
+def _overlap_section(cfg: ConfigReport, options: BuildOptions) -> list[str]:
+    """Per config: what validation and test share with train (and test with validation).
+
+    Empty for a config with no train split, unless its test items repeat one another.
+    """
+    splits = cfg.splits
+    test = splits.get("test")
+    compared = [(name, r, r.overlap) for name, r in splits.items() if name != "train" and r.overlap is not None]
+    if not compared:
+        repeats = _kept_repeats(test) if test else 0
+        if not repeats:
+            return []
+        return ["", f"Test items that repeat an earlier test item are kept as released: {repeats}."]
+    lines = ["", "#### Overlap between splits", ""]
+    if test is not None and test.overlap is not None:
+        if options.drop_leaked_test:
+            removed = test.leaked_from_train + test.leaked_from_validation
+            lines.append(
+                f"`--drop-leaked-test` removed {removed} test items whose inputs also occur in train "
+                f"({test.leaked_from_train}) or validation ({test.leaked_from_validation}); the other test "
+                "items are kept as released."
+            )
+        else:
+            found = test.overlap.with_train + test.overlap.with_validation
+            lines.append(
+                f"The test set is kept as released: {found} of its {test.kept} items have the same inputs as a "
+                f"train ({test.overlap.with_train}) or validation ({test.overlap.with_validation}) item and are "
+                "counted here, not removed (`nlue build --drop-leaked-test` removes them)."
+                if found
+                else f"The test set is kept as released; none of its {test.kept} items has the same inputs as a "
+                "train or validation item."
+            )
+    if "validation" in splits and splits["validation"].carved_from_train:
+        lines.append(
+            "Validation was carved from the released train split, so counts refer to the splits as built: "
+            "a test item equal to a carved validation item counts under validation, and which items those are "
+            "depends on the seed."
+        )
+    fields = list(compared[0][2].fields_shared_with_train)
+    lines += [
+        "",
+        "| split | same inputs as train | same inputs as validation | near-duplicates of train | "
+        + "".join(f"shared `{name}` | " for name in fields)
+        + "repeats within split (kept) |",
+        "|---|---|---|---|" + "---|" * len(fields) + "---|",
+    ]
+    for name, report, counts in compared:
+        is_test = name == "test"
+        cells = [
+            name,
+            str(counts.with_train),
+            str(counts.with_validation) if is_test else "-",
+            str(counts.near_duplicates_of_train),
+            *(str(counts.fields_shared_with_train[field]) for field in fields),
+            str(_kept_repeats(report)) if is_test else "-",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    if fields:
+        lines += [
+            "",
+            "A `shared` column counts the items whose text in that field is also the text of that field in "
+            "some train item (after normalisation), e.g. a premise that train pairs with another hypothesis.",
+        ]
+    return lines
+
+
+def _kept_repeats(report: SplitReport) -> int:
+    return report.kept_duplicates + report.kept_conflicting_duplicates
+
+
+def _gmet_fields_section(cfg: ConfigReport, options: BuildOptions) -> list[str]:
+    """Which GMET fields come from the paper and which nlue adds (the paper's items have a sentence only)."""
+    test = cfg.splits.get("test")
+    without = test.stats.without_answers if test is not None and test.stats is not None else None
+    lines = [
+        "",
+        "#### Which fields are the paper's",
+        "",
+        "| field | from the paper | added by nlue |",
+        "|---|---|---|",
+        "| `sentence` | the sentence, its missing word marked `[MASK]` | - |",
+        "| `category` | the list of 75 categories (appendix F.1) | the category of each item, when a release "
+        "does not give it |",
+        "| `theme` | the 7 thematic areas that group the categories | derived from the category |",
+        "| `answers` | - (the paper had native speakers judge the predictions) | the acceptable words, where listed |",
+        "| `idx` | - | the row number |",
+    ]
+    if test is not None and without:
+        lines += [
+            "",
+            f"{without} of the {test.kept} items have no listed answers: they can be scored only by human "
+            "judging (`nlue gmet --judgments`).",
+        ]
+    elif test is not None and without == 0:
+        lines += ["", f"Each of the {test.kept} items lists at least one acceptable answer."]
+    if options.is_sample:
+        lines += ["", "In this sample every field of every item was written by the nlue developers."]
+    return lines
+
+
+def _paper_results_lines(task: TaskSpec) -> list[str]:
+    """The paper's reported test scores for this task, as printed (percent), in its model order, with flags."""
+    if not task.paper_results:
+        return []
+    metrics = list(next(iter(task.paper_results.values())))
+    lines = [
+        "",
+        "Reported by the paper (test set, %, as printed; models in the paper's order, not ranked"
+        + (
+            "; native speakers judged each predicted word, so automatic scores are not comparable"
+            if task.primary_is_paper_defined
+            else ""
+        )
+        + "):",
+        "",
+        "| model | " + " | ".join(metrics) + " | flag |",
+        "|---|" + "---|" * len(metrics) + "---|",
+    ]
+    notes = []
+    for model, scores in task.paper_results.items():
+        flags = task.paper_flags.get(model, ())
+        cells = " | ".join(f"{100 * scores[m]:.2f}" for m in metrics)
+        lines.append(f"| {model} | {cells} | {'; '.join(f.summary for f in flags)} |")
+        notes += [f"- **{model}**: {flag.explanation}" for flag in flags]
+    if notes:
+        lines += ["", "Flagged cells (kept as printed; checks in `nlue.paper_checks`):", "", *notes]
+    return lines
+
+
+def _config_section(cfg: ConfigReport, options: BuildOptions) -> str:
     task = cfg.task
     lines = [f"### `{task.name}`: {task.title}", "", task.description, ""]
     lines += [
         f"- **Category:** {task.category}",
         f"- **Inputs:** {', '.join(f'`{f}`' for f in task.input_fields)}",
         f"- **Label:** `{task.label_field}` - {task.label_notes}" if task.label_field else f"- {task.label_notes}",
-        f"- **Metrics:** {', '.join(task.metrics)} (primary: `{task.primary_metric}`)",
+        f"- **Metrics (the paper's):** {', '.join(task.metrics)}; **primary:** `{task.primary_metric}`, "
+        f"{task.primary_note}",
         f"- **Domains (paper):** {', '.join(task.domains)}",
         f"- **Sources (paper):** {'; '.join(task.sources)}",
     ]
     train = f"{task.paper_train_size:,}" if task.paper_train_size else "none (zero-shot)"
     lines.append(f"- **Paper sizes:** train {train}, test {task.paper_test_size:,}, total {task.paper_total_size:,}")
-    best = task.paper_best_model()
-    if best:
-        lines.append(f"- **Best reported ({task.primary_metric}):** {best[0]}, {100 * best[1]:.2f}")
+    lines += _paper_results_lines(task)
     extra = (
         "label distribution | " if task.label_names else ("score min / median / max | " if task.num_labels == 1 else "")
     )
@@ -154,6 +283,8 @@ def _config_section(cfg: ConfigReport) -> str:
         themes = cfg.splits["test"].stats.group_counts if "test" in cfg.splits and cfg.splits["test"].stats else {}
         if themes:
             lines += ["", "Items per thematic area: " + ", ".join(f"{k} {v}" for k, v in sorted(themes.items())) + "."]
+        lines += _gmet_fields_section(cfg, options)
+    lines += _overlap_section(cfg, options)
     return "\n".join(lines)
 
 
@@ -167,12 +298,20 @@ def _processing_section(configs: Mapping[str, ConfigReport], options: BuildOptio
         rules,
         "",
         "Rows that fail validation are left out and listed, with file, row, field and reason, in the "
-        "build's rejects file. Exact duplicates (same normalised inputs) are kept once; a validation or "
-        "test item whose inputs also occur in train (or a test item also in validation) is removed as "
-        "leakage. When a source has no validation split, a stratified "
+        "build's rejects file. In train and validation, exact duplicates (same normalised inputs) are kept "
+        "once (a repeat with another label is rejected), and a validation item whose inputs also occur in "
+        "train is removed as leakage. "
+        + (
+            "Test items whose inputs also occur in train or validation were removed (`--drop-leaked-test`); "
+            "the test set is otherwise kept as released, repeats included."
+            if options.drop_leaked_test
+            else "The test set is kept as released: its items that also occur in train or validation, and its "
+            'repeats, are counted under each config\'s "Overlap between splits", not removed.'
+        )
+        + f" {NEAR_DUPLICATE_RULES} When a source has no validation split, a stratified "
         f"{100 * options.validation_fraction:.0f}% of train is held out with the seed above.",
         "",
-        "| config | split | read | kept | rejected | duplicates | leaked | dropped by label map |",
+        "| config | split | read | kept | rejected | duplicates removed | leaked, removed | dropped by label map |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, cfg in configs.items():
@@ -222,13 +361,15 @@ def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions) -> D
         'print(ds["train"].features)' if "train" in configs[first].splits else 'print(ds["test"].features)',
         "```",
         "",
-        'Score predictions with the `nlue` evaluate modules (`evaluate.load("nlue", config)`); the '
-        "primary metric of a task is macro-F1 for classification, the mean of Pearson and Spearman "
-        "for `stsb`, and the GMET combined score for `gmet`.",
+        'Score predictions with the `nlue` evaluate modules (`evaluate.load("nlue", config)`), which '
+        "compute the paper's metrics. The primary metric of each task (macro-F1 for classification, "
+        "the mean of Pearson and Spearman for `stsb`, the GMET combined score for `gmet`) is a ranking "
+        "convention of the nlue package except for GMET's combined score, which is the paper's own; "
+        f"the paper computes no mean of Pearson and Spearman. {NLUE_SCORE_NOTE}",
         "",
         "## Configs",
         "",
-        "\n\n".join(_config_section(cfg) for cfg in configs.values()),
+        "\n\n".join(_config_section(cfg, options) for cfg in configs.values()),
         "",
         _processing_section(configs, options),
         "",

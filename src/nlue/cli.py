@@ -56,6 +56,13 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
         help="SOURCE=TARGET pairs; TARGET is a label name or id, or 'drop'. "
         "Write --label-map=-1=negative,... when a key starts with '-'",
     )
+    maps.add_argument(
+        "--category-map",
+        default="",
+        help="GMET: SOURCE=Category pairs mapping a release's category values to the paper's 75 categories "
+        "(an English name or its number 1-75 in `nlue tasks --gmet-categories` order), or a .csv/.json file "
+        "of such pairs; also applies to the gmet folder of --source",
+    )
     out = p.add_argument_group("output")
     out.add_argument("--out", type=Path, required=True, help="folder that receives <name>/ and its report")
     out.add_argument("--name", default="nlue", help="repo folder name (default: nlue)")
@@ -67,6 +74,12 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
     )
     out.add_argument("--max-shard-mb", type=float, default=256, help="Parquet shard size cap in MB (default: 256)")
     out.add_argument("--strict", action="store_true", help="stop at the first bad row instead of rejecting it")
+    out.add_argument(
+        "--drop-leaked-test",
+        action="store_true",
+        help="remove test items whose inputs also occur in train or validation (default: keep the test set "
+        "as released and count them in the report and card)",
+    )
     out.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_build)
 
@@ -172,8 +185,13 @@ def _cmd_tasks(args: argparse.Namespace) -> int:
     from nlue.tasks import GMET_THEMES
 
     if args.gmet_categories:
+        # Numbered 1-75 in the paper's appendix order: `nlue build` accepts the number for a category.
+        number = 0
         for theme, categories in GMET_THEMES.items():
-            print(f"{theme} ({len(categories)}): {', '.join(categories)}")
+            print(f"{theme} ({len(categories)}):")
+            for category in categories:
+                number += 1
+                print(f"  {number:>2}  {category}")
     elif args.json:
         print(json.dumps(registry_as_dict(), ensure_ascii=False, indent=2))
     else:
@@ -182,8 +200,10 @@ def _cmd_tasks(args: argparse.Namespace) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from nlue.build import BuildOptions, TaskSources, build_repo, task_sources_from_folder
-    from nlue.rows import FieldMapping, parse_pairs
+    from nlue.rows import FieldMapping, parse_category_map, parse_pairs
     from nlue.sample import sample_data_dir
     from nlue.summary import build_summary
     from nlue.tasks import get_task
@@ -199,7 +219,13 @@ def _cmd_build(args: argparse.Namespace) -> int:
                             "--source or --configs")  # fmt: skip
         if not split_files:
             raise NlueError("--task needs at least one of --train, --validation, --test")
-        mapping = FieldMapping(parse_pairs(args.column_map, "--column-map"), parse_pairs(args.label_map, "--label-map"))
+        if args.category_map and args.task != "gmet":
+            raise NlueError(f"--category-map applies to gmet only (its categories); --task is {args.task!r}")
+        mapping = FieldMapping(
+            parse_pairs(args.column_map, "--column-map"),
+            parse_pairs(args.label_map, "--label-map"),
+            parse_category_map(args.category_map) if args.category_map else {},
+        )
         sources = [TaskSources(get_task(args.task), split_files, mapping)]
         is_sample = False
     else:
@@ -210,6 +236,13 @@ def _cmd_build(args: argparse.Namespace) -> int:
         root = args.source or sample_data_dir()
         is_sample = args.source is None
         sources = task_sources_from_folder(root, configs)
+        if args.category_map:
+            if not any(s.task.name == "gmet" for s in sources):
+                raise NlueError("--category-map applies to gmet, which this build does not include")
+            categories = parse_category_map(args.category_map)
+            sources = [
+                replace(s, mapping=FieldMapping(categories=categories)) if s.task.name == "gmet" else s for s in sources
+            ]
     options = BuildOptions(
         name=args.name,
         seed=args.seed,
@@ -220,6 +253,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         license=args.license or ("apache-2.0" if is_sample else "other"),
         repo_id=args.repo_id,
         show_progress=not args.quiet,
+        drop_leaked_test=args.drop_leaked_test,
     )
     result = build_repo(sources, args.out, options)
     print(build_summary(result))
@@ -256,7 +290,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         print(f"{task:<6} skipped: {reason.split(';')[0]}")
     score = summary["score"]
     state = "complete" if summary["complete"] else f"INCOMPLETE, missing: {', '.join(summary['missing'])}"
-    print(f"NLUE score: {'-' if score is None else f'{score:.4f}'} ({state})")
+    print(f"NLUE score: {'-' if score is None else f'{score:.4f}'} ({state}; an nlue convention, not the paper's)")
     return 0
 
 

@@ -7,15 +7,18 @@ unusable (a missing column) raise :class:`~nlue.errors.SourceError` instead.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from nlue.errors import RowProblem, SourceError
 from nlue.normalize import normalize_answer, normalize_text
-from nlue.tasks import GMET_CATEGORY_THEME, MASK_PLACEHOLDER, STSB_SCORE_RANGE, WG_BLANK, TaskSpec
+from nlue.tasks import GMET_CATEGORY_THEME, GMET_THEMES, MASK_PLACEHOLDER, STSB_SCORE_RANGE, WG_BLANK, TaskSpec
 
 DROP = "drop"
 _SHOWN_VALUE_CHARS = 80
@@ -26,11 +29,14 @@ class FieldMapping:
     """How a source in another schema maps onto the registry's schema.
 
     ``columns`` maps a registry field to the source column that holds it; ``labels``
-    maps a raw source label (as text) to a registry label name or id, or to ``drop``.
+    maps a raw source label (as text) to a registry label name or id, or to ``drop``;
+    ``categories`` (GMET) maps a raw category (as text) to one of the paper's 75
+    categories, by English name or by number.
     """
 
     columns: Mapping[str, str] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
+    categories: Mapping[str, str] = field(default_factory=dict)
 
     def source_column(self, name: str) -> str:
         return self.columns.get(name, name)
@@ -53,6 +59,15 @@ class _BadLabel:
 
 _MISSING = object()
 _LABEL_MEMO_SIZE = 4096  # distinct raw labels remembered per converter: bounded memory
+# The paper's 75 GMET categories in the order of its appendix F.1: category n is GMET_ORDER[n - 1].
+GMET_ORDER: tuple[str, ...] = tuple(category for categories in GMET_THEMES.values() for category in categories)
+_UNKNOWN_CATEGORY = (
+    f"unknown GMET category; expected one of the paper's {len(GMET_ORDER)} categories: its English name "
+    f"(`nlue tasks --gmet-categories`), its number 1-{len(GMET_ORDER)} in that list's order, "
+    "or a value mapped to one with --category-map"
+)
+# Commas inside parentheses belong to a name ("Space (sun, moon)"), not between pairs.
+_PAIR_SEPARATOR = re.compile(r",(?![^()]*\))")
 
 
 def parse_pairs(text: str, option: str) -> dict[str, str]:
@@ -63,6 +78,50 @@ def parse_pairs(text: str, option: str) -> dict[str, str]:
         if not sep or not key.strip() or not value.strip():
             raise ValueError(f"{option}: expected KEY=VALUE pairs separated by commas, got {chunk!r}")
         pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def parse_category_map(text: str) -> dict[str, str]:
+    """Parse ``--category-map``: ``SOURCE=Category`` pairs, or a CSV/JSON file of pairs.
+
+    Pairs are separated by commas outside parentheses, so a category such as
+    ``Space (sun, moon)`` can be written as it is. A ``.json`` file holds one object
+    ``{"source": "Category", ...}``; a ``.csv`` file two columns, source then category,
+    under a header row.
+    """
+    option = "--category-map"
+    path = Path(text.strip())
+    if path.suffix.lower() in (".csv", ".json"):
+        if not path.is_file():
+            raise ValueError(f"{option}: file {path} not found")
+        return _category_pairs_from_file(path, option)
+    pairs: dict[str, str] = {}
+    for chunk in filter(None, (c.strip() for c in _PAIR_SEPARATOR.split(text))):
+        key, sep, value = chunk.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ValueError(f"{option}: expected SOURCE=CATEGORY pairs separated by commas, got {chunk!r}")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def _category_pairs_from_file(path: Path, option: str) -> dict[str, str]:
+    try:
+        if path.suffix.lower() == ".json":
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(loaded, dict):
+                raise ValueError(f"{option}: {path} must hold one JSON object of source: category pairs")
+            return {str(k).strip(): str(v).strip() for k, v in loaded.items()}
+        with path.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.reader(handle))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{option}: cannot read {path}: {exc}") from None
+    pairs: dict[str, str] = {}
+    for number, row in enumerate(rows[1:], start=1):  # the first row is the header
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != 2 or not row[0].strip() or not row[1].strip():
+            raise ValueError(f"{option}: {path}, row {number}: expected two columns, source and category, got {row!r}")
+        pairs[row[0].strip()] = row[1].strip()
     return pairs
 
 
@@ -84,11 +143,12 @@ class RowConverter:
     def __init__(self, task: TaskSpec, mapping: FieldMapping | None = None) -> None:
         self.task = task
         self.mapping = mapping or FieldMapping()
-        unknown = set(self.mapping.columns) - set(self.required_fields) - {"theme"}
+        known = (*self.required_fields, *self.optional_fields)
+        unknown = set(self.mapping.columns) - set(known)
         if unknown:
             raise ValueError(
                 f"--column-map names {', '.join(sorted(unknown))}, which task {task.name!r} "
-                f"does not have; its fields are {', '.join(self.required_fields)}"
+                f"does not have; its fields are {', '.join(known)}"
             )
         # convert() runs once per source row: look the task's properties up once here.
         self._text_columns = tuple((name, self.mapping.source_column(name)) for name in task.text_fields)
@@ -97,13 +157,20 @@ class RowConverter:
         self._mask_fill = task.problem_type == "mask_fill"
         self._wg = task.name == "wg"
         self._label_memo: dict[str | int, Any] = {}
+        self._categories = _category_lookup(self.mapping.categories) if self._mask_fill else {}
 
     @property
     def required_fields(self) -> tuple[str, ...]:
         if self.task.problem_type == "mask_fill":
-            return ("sentence", "category", "answers")
+            return ("sentence", "category")
         assert self.task.label_field is not None
         return (*self.task.input_fields, self.task.label_field)
+
+    @property
+    def optional_fields(self) -> tuple[str, ...]:
+        """Columns read when present. GMET: the paper gives only sentences, so a release may
+        lack our acceptable answers (scored by human judging) and the derived theme."""
+        return ("theme", "answers") if self.task.problem_type == "mask_fill" else ()
 
     def check_columns(self, path: str, row: int, columns: Iterable[str]) -> None:
         """Raise a SourceError naming the first registry field the source lacks."""
@@ -228,13 +295,11 @@ class RowConverter:
                 f"expected exactly one {MASK_PLACEHOLDER}, found {masks}",
                 _shown(sentence),
             )
-        category = normalize_text(str(record.get(self.mapping.source_column("category")) or ""))
-        if category not in GMET_CATEGORY_THEME:
-            return RowProblem(
-                path, row, "category",
-                "unknown GMET category; expected one of the 75 listed by `nlue tasks --gmet-categories`",
-                _shown(category),
-            )  # fmt: skip
+        raw_category = record.get(self.mapping.source_column("category"))
+        category = self._category_of(raw_category)
+        if category is None:
+            shown = "" if raw_category is None else _shown(normalize_text(_label_key(raw_category)))
+            return RowProblem(path, row, "category", _UNKNOWN_CATEGORY, shown)
         theme = GMET_CATEGORY_THEME[category]
         given_theme = record.get(self.mapping.source_column("theme"))
         if given_theme not in (None, "") and normalize_text(str(given_theme)) != theme:
@@ -247,13 +312,55 @@ class RowConverter:
         out.update(category=category, theme=theme, answers=answers)
         return out
 
+    def _category_of(self, raw: Any) -> str | None:
+        """The paper's category a raw value names (mapped, English name or number), else None."""
+        if raw is None:
+            return None
+        key = normalize_text(_label_key(raw))
+        return self._categories.get(key) or _category_by_number(key)
+
+
+def _category_by_number(key: str) -> str | None:
+    """Category ``key`` of the paper's list, counted from 1 (int() also reads Devanagari digits)."""
+    try:
+        number = int(key)
+    except ValueError:
+        return None
+    return GMET_ORDER[number - 1] if 1 <= number <= len(GMET_ORDER) else None
+
+
+def _category_lookup(pairs: Mapping[str, str]) -> dict[str, str]:
+    """Raw category text -> the paper's category: the English names, then the user's map.
+
+    A mapped value may name its category in English or by number; a map to anything else
+    is refused before any row is read, naming the pair.
+    """
+    lookup = {name: name for name in GMET_ORDER}
+    for source, target in pairs.items():
+        name = normalize_text(target)
+        category = name if name in GMET_CATEGORY_THEME else _category_by_number(name)
+        if category is None:
+            raise ValueError(
+                f"--category-map maps {source!r} to {target!r}, which is not one of the paper's "
+                f"{len(GMET_ORDER)} GMET categories; give an English name listed by "
+                f"`nlue tasks --gmet-categories` or its number 1-{len(GMET_ORDER)}"
+            )
+        lookup[normalize_text(source)] = category
+    return lookup
+
 
 def _parse_answers(raw: Any) -> list[str] | str:
-    """Answers as a list, a JSON list in text, or text separated by ``|``."""
+    """Answers as a list, a JSON list in text, or text separated by ``|``.
+
+    No answers (null, an empty cell, an empty list) is an empty list: the paper's items
+    have none, and such an item is scored by human judging only.
+    """
     if raw is None:
-        return "missing answers"
+        return []
     if isinstance(raw, str):
         text = raw.strip()
+        if not text:
+            return []
         if text.startswith("["):
             try:
                 raw = json.loads(text)
@@ -263,11 +370,13 @@ def _parse_answers(raw: Any) -> list[str] | str:
             raw = text.split("|")
     if not isinstance(raw, (list, tuple)):
         return "expected a list of acceptable words"
+    if not raw:
+        return []
     words: list[str] = []
     for item in raw:
         word = normalize_answer(str(item))
         if word and word not in words:
             words.append(word)
     if not words:
-        return "empty answers list; give at least one acceptable word"
+        return "answers were given but hold no word after normalisation; leave them empty for an item judged by people"
     return words

@@ -79,6 +79,8 @@ class SplitStats:
     label_field: str | None
     label_counts: Counter[Any] = field(default_factory=Counter)
     group_counts: Counter[str] = field(default_factory=Counter)  # GMET: rows per theme
+    # GMET: rows with no listed answers (scored by human judging only); None for other tasks.
+    without_answers: int | None = None
     _lengths: dict[str, LengthHistogram] = field(default_factory=dict)
 
     def add(self, row: dict[str, Any]) -> None:
@@ -89,6 +91,8 @@ class SplitStats:
             self.label_counts[row[self.label_field]] += 1
         if "theme" in row:
             self.group_counts[row["theme"]] += 1
+        if "answers" in row:
+            self.without_answers = (self.without_answers or 0) + int(not row["answers"])
 
     def add_table(self, table: pa.Table) -> None:
         """Count every row of ``table``, as :meth:`add` would row by row."""
@@ -103,6 +107,10 @@ class SplitStats:
             self.label_counts.update(table.column(self.label_field).to_pylist())
         if "theme" in table.column_names:
             self.group_counts.update(table.column("theme").to_pylist())
+        if "answers" in table.column_names:
+            lengths = pc.list_value_length(table.column("answers")).fill_null(0)
+            empty = pc.sum(pc.equal(lengths, 0)).as_py() or 0
+            self.without_answers = (self.without_answers or 0) + empty
 
     def _histogram(self, name: str) -> LengthHistogram:
         histogram = self._lengths.get(name)

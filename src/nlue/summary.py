@@ -7,11 +7,20 @@ from typing import TYPE_CHECKING
 from nlue.text_table import text_table
 
 if TYPE_CHECKING:
-    from nlue.build import BuildResult
+    from nlue.build import BuildResult, SplitReport
+
+
+def _test_overlap(test: SplitReport | None) -> str:
+    if test is None or test.overlap is None:
+        return "-"
+    return str(test.overlap.with_train + test.overlap.with_validation)
 
 
 def build_summary(result: BuildResult) -> str:
-    header = ("config", "train", "validation", "test", "rejected", "duplicates", "leaked", "label-map drops")
+    header = (
+        "config", "train", "validation", "test", "rejected", "duplicates", "leaked", "label-map drops",
+        "test overlap (kept)",
+    )  # fmt: skip
     rows = [header]
     for name, cfg in result.configs.items():
         splits = cfg.splits
@@ -30,9 +39,15 @@ def build_summary(result: BuildResult) -> str:
                 str(sum(r.duplicates for r in splits.values())),
                 str(sum(r.leaked_from_train + r.leaked_from_validation for r in splits.values())),
                 str(sum(sum(r.dropped_by_label_map.values()) for r in splits.values())),
+                _test_overlap(splits.get("test")),
             )
         )
     lines = text_table(rows, numbers_right=True).splitlines()
+    lines += [
+        "",
+        "test overlap (kept): test items also in train or validation, kept as released "
+        "(--drop-leaked-test removes them)",
+    ]
     lines += [
         "",
         f"dataset repo : {result.repo_dir}",
