@@ -75,6 +75,7 @@ def test_end_to_end(tiny_models: dict[str, Path], tmp_path: Path, family: str, c
         assert saved["metrics"][f"{key}_ci_low"] == pytest.approx(from_words[f"{key}_ci_low"])
         assert saved["metrics"][f"{key}_ci_high"] == pytest.approx(from_words[f"{key}_ci_high"])
     assert saved["primary_score"] == pytest.approx(from_words["combined"])
+    assert "paper's own headline score" in saved["primary_note"] and saved["verdicts"] == "automatic"
     assert "SAMPLE DATA" in saved["notes"]
     run = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert run["metrics"]["category_accuracy"] == pytest.approx(from_words["category_accuracy"])

@@ -54,6 +54,7 @@ def test_train_writes_checkpoint_results_and_card(tiny_bert: Path, tmp_path: Pat
     assert result["task"] == "mnli" and result["kind"] == "fine-tune" and result["preset"] == "VI"
     assert result["seed"] == 7 and result["dataset"]["is_sample"] is True
     assert result["primary_metric"] == "macro_f1" and result["primary_score"] == result["metrics"]["macro_f1"]
+    assert "nlue convention" in result["primary_note"]
     assert (
         result["metrics"]["macro_f1_ci_low"] <= result["metrics"]["macro_f1"] <= result["metrics"]["macro_f1_ci_high"]
     )

@@ -58,6 +58,8 @@ class RunResult:
     primary_score: float | None = None
     # GMET: "automatic" (exact match with listed answers) or "human" (native speakers, as the paper); not comparable
     verdicts: str | None = None
+    # Where the primary metric comes from (the paper, or an nlue convention): said in every file
+    primary_note: str = ""
     base_model: str | None = None
     dataset: dict[str, Any] = field(default_factory=dict)  # id, config, split, is_sample
     preset: str | None = None
@@ -76,6 +78,7 @@ class RunResult:
     def __post_init__(self) -> None:
         spec = get_task(self.task)
         self.primary_metric = self.primary_metric or spec.primary_metric
+        self.primary_note = self.primary_note or spec.primary_note
         if self.primary_score is None:
             self.primary_score = primary_from_metrics(self.task, self.metrics)
 
