@@ -33,6 +33,10 @@ def pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     x_centred = x - x.mean(axis=1, keepdims=True)
     y_centred = y - y.mean(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
+        # Scaled by the largest magnitude first (as SciPy does): squares of tiny spreads such
+        # as 1e-294 would underflow to 0 in the norm.
+        x_centred = x_centred / np.abs(x_centred).max(axis=1, keepdims=True)
+        y_centred = y_centred / np.abs(y_centred).max(axis=1, keepdims=True)
         x_unit = x_centred / np.linalg.norm(x_centred, axis=1, keepdims=True)
         y_unit = y_centred / np.linalg.norm(y_centred, axis=1, keepdims=True)
         r = np.clip(np.einsum("ij,ij->i", x_unit, y_unit), -1.0, 1.0)
