@@ -58,7 +58,7 @@ frame.to_parquet(dst, index=False)
 print(len(frame))
 """
 BASELINE_DESCRIPTION = "pandas read_csv -> drop_duplicates -> to_parquet, the same input (one file, default options)"
-# What the builder holds per distinct row (see nlue.build._ConfigBuilder and nlue.fingerprints).
+# What the builder holds per distinct row (see nlue.data.build._ConfigBuilder and nlue.data.fingerprints).
 GROWTH_EXPLANATION = (
     "what grows: nlue build keeps, per distinct row, an 8-byte fingerprint (to the end of the config: test rows\n"
     "           must not repeat train), plus a 1-byte label code while train is de-duplicated and a 1-byte stratum\n"
@@ -216,14 +216,14 @@ def builder_args(src: Path, out: Path) -> list[str]:
 # that can exceed the rows' part and so hide, in ru_maxrss, how memory grows with rows.
 BUILDER_CODE = """\
 import os, resource, sys
-import nlue.card
+import nlue.data.card
 from nlue.cli import main
-write_card = nlue.card.write_dataset_card
+write_card = nlue.data.card.write_dataset_card
 def noting_peak(*args, **kwargs):
     with open(os.environ["NLUE_BENCH_PEAK_FILE"], "w") as handle:
         handle.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
     return write_card(*args, **kwargs)
-nlue.card.write_dataset_card = noting_peak
+nlue.data.card.write_dataset_card = noting_peak
 sys.exit(main(sys.argv[1:]))
 """
 

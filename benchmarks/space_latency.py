@@ -47,9 +47,9 @@ def free_port() -> int:
 
 def sentences(task_name: str, count: int) -> list[list[str]]:
     """Input fields of ``count`` items of the embedded sample (cycled), as the form's text boxes hold them."""
-    from nlue.data_access import load_task
+    from nlue.data.access import load_task
+    from nlue.registry.tasks import get_task
     from nlue.space.inference import MAX_FIELDS
-    from nlue.tasks import get_task
 
     task = get_task(task_name)
     rows = [row for split in load_task(None, task).values() for row in split]

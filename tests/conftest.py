@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from nlue.build import BuildOptions, BuildResult, build_repo, task_sources_from_folder
-from nlue.sample import sample_data_dir
+from nlue.data.build import build_repo
+from nlue.data.discover import task_sources_from_folder
+from nlue.data.report import BuildOptions, BuildResult
+from nlue.data.sample import sample_data_dir
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 

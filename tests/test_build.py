@@ -9,11 +9,14 @@ import datasets
 import pyarrow.parquet as pq
 import pytest
 
-from nlue.build import BuildOptions, TaskSources, _stratified_holdout, build_repo, discover_sources
 from nlue.cli import main
+from nlue.data.build import build_repo
+from nlue.data.carve import stratified_holdout
+from nlue.data.discover import discover_sources
+from nlue.data.report import BuildOptions, TaskSources
+from nlue.data.rows import FieldMapping
 from nlue.errors import NlueError, SourceError
-from nlue.rows import FieldMapping
-from nlue.tasks import TASKS
+from nlue.registry.tasks import TASKS
 
 from .conftest import SENTENCES
 
@@ -74,8 +77,8 @@ def test_report_accounts_for_every_row(sample_build) -> None:
 
 
 def test_rebuild_is_byte_identical(sample_build, tmp_path: Path) -> None:
-    from nlue.build import task_sources_from_folder
-    from nlue.sample import sample_data_dir
+    from nlue.data.discover import task_sources_from_folder
+    from nlue.data.sample import sample_data_dir
 
     again = build_repo(
         task_sources_from_folder(sample_data_dir()), tmp_path, _options(is_sample=True, license="apache-2.0")
@@ -142,7 +145,7 @@ def test_stratified_holdout_keeps_rare_classes() -> None:
     import numpy as np
 
     strata = np.array([0] * 50 + [1] * 3)
-    mask = _stratified_holdout(strata, 0.1, seed=1)
+    mask = stratified_holdout(strata, 0.1, seed=1)
     assert mask[:50].sum() == 5 and mask[50:].sum() == 1
 
 

@@ -7,8 +7,8 @@ from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 
-from nlue.card import SAMPLE_BANNER, size_category
-from nlue.tasks import TASK_NAMES, TASKS
+from nlue.data.card import SAMPLE_BANNER, size_category
+from nlue.registry.tasks import TASK_NAMES, TASKS
 
 
 def _card(sample_build) -> DatasetCard:

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from nlue.cli import main
-from nlue.tasks import TASK_NAMES
+from nlue.registry.tasks import TASK_NAMES
 
 
 def test_help_reads_well() -> None:

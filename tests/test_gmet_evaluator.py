@@ -12,15 +12,15 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
+from nlue.data.normalize import normalize_answer  # noqa: E402
 from nlue.gmet.baseline import BASELINES, NgramBaseline, corpus_texts  # noqa: E402
 from nlue.gmet.cli import main  # noqa: E402
 from nlue.gmet.evaluate import dataset_info, evaluate, make_predictor, run_result  # noqa: E402
 from nlue.gmet.items import load_items  # noqa: E402
 from nlue.gmet.report import chart_title  # noqa: E402
 from nlue.gmet.tiny_mlm import train_tiny_mlm  # noqa: E402
-from nlue.normalize import normalize_answer  # noqa: E402
+from nlue.registry.tasks import GMET_CATEGORY_THEME  # noqa: E402
 from nlue.scoring import score_task  # noqa: E402
-from nlue.tasks import GMET_CATEGORY_THEME  # noqa: E402
 
 RESAMPLES = 200
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nlue.data.sample import sample_data_dir
 from nlue.gmet.cli import main
 from nlue.gmet.evaluate import GmetRun, write_run
 from nlue.gmet.items import ItemPrediction, items_from_records
 from nlue.gmet.judging import JudgmentFileError, combine_judgments, majority_vote, reference_items
-from nlue.sample import sample_data_dir
 from nlue.scoring import score_task
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")

@@ -8,11 +8,12 @@ from pathlib import Path
 import datasets
 import pytest
 
-from nlue.build import BuildOptions, TaskSources, build_repo
 from nlue.cli import main
+from nlue.data.build import build_repo
+from nlue.data.report import BuildOptions, TaskSources
+from nlue.data.rows import FieldMapping, RowConverter, parse_category_map
 from nlue.errors import RowProblem
-from nlue.rows import FieldMapping, RowConverter, parse_category_map
-from nlue.tasks import GMET_THEMES, TASKS
+from nlue.registry.tasks import GMET_THEMES, TASKS
 
 SENTENCES = ["आकाश [MASK] छ।", "हामी [MASK] खान्छौं।", "बिहान [MASK] उदायो।", "नदीमा [MASK] बग्छ।"]
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from nlue.data.sample import sample_data_dir
 from nlue.gmet.cli import main
 from nlue.gmet.evaluate import GmetRun, write_run
 from nlue.gmet.items import ItemPrediction, items_from_records
 from nlue.gmet.sheet import SHEET_COLUMNS, read_key
-from nlue.sample import sample_data_dir
 from nlue.scoring import score_task
 
 N_ITEMS = 30

@@ -16,9 +16,9 @@ import pytest
 import yaml
 from evaluate.loading import evaluation_module_factory, import_main_class
 
-from nlue.paper import PAPER_CITATION
+from nlue.registry.paper import PAPER_CITATION
+from nlue.registry.tasks import TASK_NAMES
 from nlue.scoring import METRIC_MODULES, metric_path
-from nlue.tasks import TASK_NAMES
 
 METRICS_DIR = Path(__file__).resolve().parents[1] / "metrics"
 MODULE_DIRS = sorted(p for p in METRICS_DIR.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))

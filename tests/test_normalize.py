@@ -1,4 +1,4 @@
-"""Text normalisation rules (see nlue.normalize)."""
+"""Text normalisation rules (see nlue.data.normalize)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nlue.normalize import normalize_answer, normalize_text
+from nlue.data.normalize import normalize_answer, normalize_text
 
 
 def test_nfc_makes_decomposed_and_composed_equal() -> None:

@@ -1,6 +1,6 @@
 """The paper's inconsistent cells are flagged, recomputed here independently from the registry's numbers.
 
-Each check is redone by other means than nlue.paper_checks uses (brute force over integer
+Each check is redone by other means than nlue.registry.paper_checks uses (brute force over integer
 confusion matrices, simulation), for every row of every table the registry holds, so a
 future or corrected table is checked the same way.
 """
@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from nlue.paper import PAPER_MODELS
-from nlue.tasks import NLUE_SCORE_NOTE, TASKS
+from nlue.registry.paper import PAPER_MODELS
+from nlue.registry.tasks import NLUE_SCORE_NOTE, TASKS
 
 MODELS = [m.name for m in PAPER_MODELS]
 

@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from nlue.tasks import TASKS  # noqa: E402
+from nlue.registry.tasks import TASKS  # noqa: E402
 from nlue.tiny_models import FAMILIES, save_tiny_classifier  # noqa: E402
 from nlue.training.presets import (  # noqa: E402
     PRESET_SCHEME,

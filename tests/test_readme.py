@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from nlue.registry_views import README_TABLE_END, README_TABLE_START, readme_tasks_table
+from nlue.registry.views import README_TABLE_END, README_TABLE_START, readme_tasks_table
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -13,7 +13,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 def test_tasks_table_matches_registry() -> None:
     start, end = README.index(README_TABLE_START), README.index(README_TABLE_END) + len(README_TABLE_END)
-    assert README[start:end] == readme_tasks_table(), "run `python -m nlue.registry_views`"
+    assert README[start:end] == readme_tasks_table(), "run `python -m nlue.registry.views`"
 
 
 def test_two_commands_come_first_and_ci_runs_the_second() -> None:

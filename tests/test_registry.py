@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from nlue.features import task_features
-from nlue.paper import PAPER_MODELS, RESULT_COLUMNS
-from nlue.tasks import GMET_CATEGORY_THEME, GMET_THEMES, TASK_NAMES, TASKS, get_task
+from nlue.registry.features import task_features
+from nlue.registry.paper import PAPER_MODELS, RESULT_COLUMNS
+from nlue.registry.tasks import GMET_CATEGORY_THEME, GMET_THEMES, TASK_NAMES, TASKS, get_task
 
 from .conftest import SHARED
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from nlue.data.rows import Dropped, FieldMapping, RowConverter, parse_pairs
 from nlue.errors import RowProblem, SourceError
-from nlue.rows import Dropped, FieldMapping, RowConverter, parse_pairs
-from nlue.tasks import TASKS
+from nlue.registry.tasks import TASKS
 
 
 def convert(task: str, record: dict, mapping: FieldMapping | None = None):

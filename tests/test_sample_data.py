@@ -8,10 +8,10 @@ from collections import Counter
 
 import pytest
 
+from nlue.data.normalize import normalize_answer
+from nlue.data.sample import sample_data_dir, sample_records
 from nlue.gmet.baseline import corpus_texts, words_of
-from nlue.normalize import normalize_answer
-from nlue.sample import sample_data_dir, sample_records
-from nlue.tasks import GMET_CATEGORY_THEME, TASKS
+from nlue.registry.tasks import GMET_CATEGORY_THEME, TASKS
 
 CLASSIFICATION = [t for t in TASKS.values() if t.problem_type != "mask_fill"]
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nlue.registry.tasks import GMET_CATEGORY_THEME, TASKS
 from nlue.scoring import gmet_scores, judge_predictions, score_task
-from nlue.tasks import GMET_CATEGORY_THEME, TASKS
 
 CATEGORIES = sorted(GMET_CATEGORY_THEME)
 

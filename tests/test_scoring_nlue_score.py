@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from nlue.registry.tasks import TASK_NAMES, TASKS
 from nlue.scoring import nlue_score, primary_score, score_task
-from nlue.tasks import TASK_NAMES, TASKS
 
 MODEL = "XLM-R Base"
 

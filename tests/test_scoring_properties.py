@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, r2_score
 
+from nlue.registry.tasks import TASKS
 from nlue.scoring import score_macro_f1, score_task
 from nlue.scoring.classification import accuracy, macro_f1
 from nlue.scoring.regression import pearson, r_squared, spearman
-from nlue.tasks import TASKS
 
 TOLERANCE = 1e-9
 CLASSIFICATION_TASKS = sorted(name for name, spec in TASKS.items() if spec.is_classification)

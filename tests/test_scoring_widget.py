@@ -6,7 +6,7 @@ import evaluate
 import pytest
 
 from nlue.scoring import metric_path
-from nlue.scoring.widget import input_columns, table_to_inputs
+from nlue.space.metric_widget import input_columns, table_to_inputs
 
 
 def test_columns_follow_the_module_features():
@@ -42,7 +42,7 @@ def test_table_rows_become_compute_arguments():
 
 def test_page_builds_and_scores():
     pytest.importorskip("gradio")  # the Space's SDK; not a dependency of the package or its CI
-    from nlue.scoring.widget import build_widget
+    from nlue.space.metric_widget import build_widget
 
     page = build_widget(evaluate.load(metric_path("gmet_combined")))
     compute = next(iter(page.fns.values())).fn

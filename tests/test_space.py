@@ -15,7 +15,8 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from nlue.errors import NlueError
-from nlue.paper import PAPER_MODELS, RESULT_COLUMNS
+from nlue.registry.paper import PAPER_MODELS, RESULT_COLUMNS
+from nlue.registry.tasks import TASK_NAMES, TASKS, get_task
 from nlue.results import RunResult, write_result
 from nlue.scoring import nlue_score
 from nlue.space import columns as cols
@@ -34,7 +35,6 @@ from nlue.space.leaderboard import (
 from nlue.space.models import ModelCatalog, ModelNotAllowed, describe_checkpoint, load_catalog, scan_folder
 from nlue.space.service import ModelLoadError, SpaceService
 from nlue.space.settings import SpaceSettings
-from nlue.tasks import TASK_NAMES, TASKS, get_task
 from nlue.tiny_models import save_tiny_classifier
 
 NEPALI = "आजको खाना एकदमै मीठो थियो।"

@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nlue import normalize, sources, stats
-from nlue.build import _stratified_holdout
-from nlue.features import task_features
-from nlue.fingerprints import SEPARATOR, FingerprintSet, as_keys, fingerprint
-from nlue.normalize import normalize_text
-from nlue.parquet_io import ShardedSplitWriter
-from nlue.stats import LengthHistogram, SplitStats
-from nlue.tasks import TASKS
+from nlue.data import normalize, sources, stats
+from nlue.data.carve import stratified_holdout
+from nlue.data.fingerprints import SEPARATOR, FingerprintSet, as_keys, fingerprint
+from nlue.data.normalize import normalize_text
+from nlue.data.parquet_io import ShardedSplitWriter
+from nlue.data.stats import LengthHistogram, SplitStats
+from nlue.registry.features import task_features
+from nlue.registry.tasks import TASKS
 
 # --- fingerprints -------------------------------------------------------------------------
 
@@ -145,7 +145,7 @@ def _holdout_reference(strata: np.ndarray, fraction: float, seed: int) -> np.nda
 def test_holdout_draws_what_permutation_drew(size: int, dtype: type) -> None:
     strata = np.random.default_rng(size).choice([0, 1, 1, 1, 2, 5], size=size).astype(dtype)
     for fraction, seed in ((0.1, 42), (0.33, 7), (0.9, 0)):
-        assert np.array_equal(_stratified_holdout(strata, fraction, seed), _holdout_reference(strata, fraction, seed))
+        assert np.array_equal(stratified_holdout(strata, fraction, seed), _holdout_reference(strata, fraction, seed))
 
 
 # --- normalisation and reading --------------------------------------------------------------
@@ -197,8 +197,8 @@ def test_overlap_counts_equal_a_plain_reference(tmp_path: Path, monkeypatch: pyt
     """Batched, fingerprinted counts equal counting with Python sets over every row."""
     import json
 
-    from nlue import build
-    from nlue.normalize import loose_text
+    from nlue.data import build
+    from nlue.data.normalize import loose_text
 
     monkeypatch.setattr(build, "DEDUP_BATCH_ROWS", 7)  # repeats across many small batches
     rng = np.random.default_rng(3)

@@ -19,7 +19,7 @@ from huggingface_hub import ModelCard
 
 from nlue.cli import main
 from nlue.errors import NlueError
-from nlue.tasks import TASKS
+from nlue.registry.tasks import TASKS
 from nlue.tiny_models import save_tiny_classifier, save_tiny_encoder
 
 QUICK = ["--num_train_epochs", "2", "--per_device_train_batch_size", "8", "--disable_tqdm", "true",
@@ -175,8 +175,8 @@ def test_arguments_from_yaml_file(tiny_bert: Path, tmp_path: Path) -> None:
 
 
 def test_lora_adapter_and_merge_reload_with_same_predictions(tiny_bert: Path, tmp_path: Path) -> None:
-    from nlue.data_access import load_task
-    from nlue.predict import load_classifier, predict_logits
+    from nlue.data.access import load_task
+    from nlue.training.predict import load_classifier, predict_logits
 
     assert _train(tiny_bert, "qnli", tmp_path, "--lora", "--lora_r", "4", "--merge") == 0
     run = tmp_path / "run"
@@ -315,7 +315,7 @@ def test_two_process_ddp_training_on_cpu(tiny_bert: Path, tmp_path: Path) -> Non
 
 
 def test_model_upload_plan_leaves_out_checkpoints(tmp_path: Path) -> None:
-    from nlue.publish import plan_upload
+    from nlue.data.publish import plan_upload
 
     (tmp_path / "checkpoint-4").mkdir()
     (tmp_path / "checkpoint-4" / "model.safetensors").write_bytes(b"x")

@@ -2,7 +2,7 @@
 
 import evaluate
 
-from nlue.paper import PAPER_CITATION
+from nlue.registry.paper import PAPER_CITATION
 from nlue.scoring import score_task
 from nlue.scoring.metric_modules import BOOTSTRAP_ARGS_DOC, gmet_features
 

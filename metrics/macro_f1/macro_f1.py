@@ -3,10 +3,10 @@
 import datasets
 import evaluate
 
-from nlue.paper import PAPER_CITATION
+from nlue.registry.paper import PAPER_CITATION
+from nlue.registry.tasks import TASKS
 from nlue.scoring import score_macro_f1
 from nlue.scoring.metric_modules import BOOTSTRAP_ARGS_DOC, classification_config
-from nlue.tasks import TASKS
 
 _CLASSIFICATION_TASKS = [name for name, spec in TASKS.items() if spec.is_classification]
 

@@ -10,9 +10,10 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != HE
 
 import evaluate  # noqa: E402
 
+from nlue.registry.tasks import TASK_NAMES  # noqa: E402
+
 # evaluate.utils.launch_gradio_widget is written for Gradio 3 and fails on this Space's Gradio 6;
 # nlue ships a drop-in with the same call, which also takes a dict of modules (one tab each).
-from nlue.scoring.widget import launch_gradio_widget  # noqa: E402
-from nlue.tasks import TASK_NAMES  # noqa: E402
+from nlue.space.metric_widget import launch_gradio_widget  # noqa: E402
 
 launch_gradio_widget({task: evaluate.load(str(HERE / "nlue.py"), task) for task in TASK_NAMES})

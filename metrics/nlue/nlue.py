@@ -2,10 +2,10 @@
 
 import evaluate
 
-from nlue.paper import PAPER_CITATION
+from nlue.registry.paper import PAPER_CITATION
+from nlue.registry.tasks import TASK_NAMES
 from nlue.scoring import score_task
 from nlue.scoring.metric_modules import BOOTSTRAP_ARGS_DOC, input_format, task_features, task_for_config
-from nlue.tasks import TASK_NAMES
 
 _DESCRIPTION = f"""\
 Scores for the twelve tasks of NLUE, a Nepali language-understanding benchmark. Pick the

@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from nlue.paper import PAPER_CITATION
+from nlue.registry.paper import PAPER_CITATION
 from nlue.scoring import score_r_squared
 from nlue.scoring.metric_modules import BOOTSTRAP_ARGS_DOC
 

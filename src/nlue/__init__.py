@@ -1,6 +1,6 @@
 """nlue: the Hugging Face-native benchmark suite for Nepali language understanding."""
 
-from nlue.tasks import TASK_NAMES, TASKS, TaskSpec, get_task
+from nlue.registry.tasks import TASK_NAMES, TASKS, TaskSpec, get_task
 
 __version__ = "0.1.0"
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from nlue.registry.tasks import TASKS
 from nlue.results import RunResult
-from nlue.tasks import TASKS
 
 logger = logging.getLogger(__name__)
 

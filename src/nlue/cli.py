@@ -181,8 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_tasks(args: argparse.Namespace) -> int:
-    from nlue.registry_views import registry_as_dict, registry_table
-    from nlue.tasks import GMET_THEMES
+    from nlue.registry.tasks import GMET_THEMES
+    from nlue.registry.views import registry_as_dict, registry_table
 
     if args.gmet_categories:
         # Numbered 1-75 in the paper's appendix order: `nlue build` accepts the number for a category.
@@ -202,11 +202,13 @@ def _cmd_tasks(args: argparse.Namespace) -> int:
 def _cmd_build(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from nlue.build import BuildOptions, TaskSources, build_repo, task_sources_from_folder
-    from nlue.rows import FieldMapping, parse_category_map, parse_pairs
-    from nlue.sample import sample_data_dir
-    from nlue.summary import build_summary
-    from nlue.tasks import get_task
+    from nlue.data.build import build_repo
+    from nlue.data.discover import task_sources_from_folder
+    from nlue.data.report import BuildOptions, TaskSources
+    from nlue.data.rows import FieldMapping, parse_category_map, parse_pairs
+    from nlue.data.sample import sample_data_dir
+    from nlue.data.summary import build_summary
+    from nlue.registry.tasks import get_task
 
     split_files = {s: getattr(args, s) for s in ("train", "validation", "test") if getattr(args, s)}
     configs = [c.strip() for c in args.configs.split(",") if c.strip()] if args.configs else None
@@ -261,7 +263,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_push(args: argparse.Namespace) -> int:
-    from nlue.publish import plan_upload, push_folder
+    from nlue.data.publish import plan_upload, push_folder
 
     plan = plan_upload(args.folder, args.repo_id, args.repo_type, private=args.private)
     print(plan.describe())

@@ -6,11 +6,13 @@ import json
 import logging
 from pathlib import Path
 
-from nlue.build import BuildOptions, build_repo, task_sources_from_folder
+from nlue.data.build import build_repo
+from nlue.data.discover import task_sources_from_folder
+from nlue.data.report import BuildOptions
+from nlue.data.sample import sample_data_dir
+from nlue.data.summary import build_summary
 from nlue.errors import NlueError
-from nlue.sample import sample_data_dir
-from nlue.summary import build_summary
-from nlue.tasks import TASKS
+from nlue.registry.tasks import TASKS
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +66,8 @@ def print_scores(results: dict) -> None:
     GMET scored automatically (exact match with listed answers) is shown but kept out of the
     NLUE score: the paper's GMET numbers are native speakers' verdicts, not comparable.
     """
+    from nlue.registry.tasks import NLUE_SCORE_NOTE
     from nlue.scoring import nlue_score
-    from nlue.tasks import NLUE_SCORE_NOTE
 
     print(f"  {'task':<6} {'primary metric':<22} {'score':>6}  95% CI")
     counted = {}

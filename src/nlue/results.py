@@ -19,8 +19,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from nlue.registry.tasks import get_task
 from nlue.scoring.nlue_score import primary_score
-from nlue.tasks import get_task
 
 logger = logging.getLogger(__name__)
 

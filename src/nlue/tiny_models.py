@@ -11,8 +11,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
-from nlue.sample import sample_records
-from nlue.tasks import TASKS
+from nlue.data.sample import sample_records
+from nlue.registry.tasks import TASKS
 
 Family = Literal["bert", "roberta", "deberta-v2", "distilbert"]
 FAMILIES: tuple[Family, ...] = ("bert", "roberta", "deberta-v2", "distilbert")

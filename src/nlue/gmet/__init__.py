@@ -12,7 +12,7 @@ What a prediction is
 
 What "correct" means automatically
     The top-1 predicted word equals one of the item's acceptable answers after
-    :func:`nlue.normalize.normalize_answer` is applied to both (Unicode NFC, invisible
+    :func:`nlue.data.normalize.normalize_answer` is applied to both (Unicode NFC, invisible
     characters and surrounding punctuation or dandas removed), which is
     :func:`nlue.scoring.judge_predictions`. A correct word that the dataset does not
     list counts as wrong automatically: this is what the human judging fixes (the paper

@@ -28,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
+from nlue.data.normalize import normalize_answer
+from nlue.data.sample import sample_records
 from nlue.errors import NlueError
 from nlue.gmet.items import GmetItem, ItemPrediction
-from nlue.normalize import normalize_answer
-from nlue.sample import sample_records
 
 logger = logging.getLogger(__name__)
 
@@ -181,7 +181,7 @@ def _distinct(words: Iterable[str]) -> list[str]:
 
 def tiny_mlm_baseline_path(cache: Path | None = None, seed: int = 0) -> Path:
     """Train (once, then reuse from the cache) the ``baseline:tiny-mlm`` checkpoint and return its folder."""
-    from nlue.data_access import cache_dir
+    from nlue.data.access import cache_dir
     from nlue.gmet.tiny_mlm import train_tiny_mlm
 
     texts = list(corpus_texts())

@@ -114,7 +114,7 @@ def make_predictor(model: str, **options: Any) -> Predictor:
 
 
 def dataset_info(dataset: str | None, split: str, n_items: int, limit: int | None = None) -> dict[str, Any]:
-    from nlue.data_access import is_sample, resolve_dataset
+    from nlue.data.access import is_sample, resolve_dataset
 
     info = {
         "id": dataset or "nlue sample data",
@@ -213,8 +213,8 @@ def evaluate(
 
 def run_result(run: GmetRun) -> Any:
     """The run as a shared-format :class:`nlue.results.RunResult`."""
+    from nlue.registry.tasks import TASKS
     from nlue.results import RunResult
-    from nlue.tasks import TASKS
 
     details = {"category_accuracy": run.metrics.get("category_accuracy", {}), "verdict_rule": run.verdict_source}
     if run.is_diagnostic:

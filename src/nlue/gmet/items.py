@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nlue.errors import NlueError
-from nlue.tasks import GMET_CATEGORY_THEME, MASK_PLACEHOLDER, TASKS
+from nlue.registry.tasks import GMET_CATEGORY_THEME, MASK_PLACEHOLDER, TASKS
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ def items_from_records(records: Iterable[Mapping[str, Any]]) -> list[GmetItem]:
 
 def load_items(dataset: str | None = None, split: str = "test", limit: int | None = None) -> list[GmetItem]:
     """The GMET items of ``dataset`` (Hub id, local path, or None for the embedded sample)."""
-    from nlue.data_access import load_task
+    from nlue.data.access import load_task
 
     data = load_task(dataset, TASKS["gmet"])
     if split not in data:

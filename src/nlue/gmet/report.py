@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nlue.tasks import GMET_THEMES
+from nlue.registry.tasks import GMET_THEMES
 
 OTHER_THEME = "Other"
 

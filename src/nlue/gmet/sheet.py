@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nlue.data.normalize import normalize_answer
 from nlue.errors import NlueError
-from nlue.normalize import normalize_answer
-from nlue.tasks import MASK_PLACEHOLDER
+from nlue.registry.tasks import MASK_PLACEHOLDER
 
 logger = logging.getLogger(__name__)
 

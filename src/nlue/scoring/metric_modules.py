@@ -19,7 +19,7 @@ from pathlib import Path
 
 import datasets
 
-from nlue.tasks import TASK_NAMES, TaskSpec, get_task
+from nlue.registry.tasks import TASK_NAMES, TaskSpec, get_task
 
 METRIC_MODULES: tuple[str, ...] = ("nlue", "gmet_combined", "macro_f1", "r_squared")
 

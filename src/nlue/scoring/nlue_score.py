@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from nlue.tasks import TASK_NAMES, get_task
+from nlue.registry.tasks import TASK_NAMES, get_task
 
 
 @dataclass(frozen=True)

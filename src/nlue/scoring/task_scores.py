@@ -1,6 +1,6 @@
 """Score predictions for a task named in the registry: the entry points the metric modules call.
 
-The registry (:mod:`nlue.tasks`) decides how a task is scored: its problem type picks
+The registry (:mod:`nlue.registry.tasks`) decides how a task is scored: its problem type picks
 the scorer, its label ids are the classes macro-F1 averages over, and its metric names
 are the keys of the result. Every function here returns plain Python floats (nested
 dicts only for per-category GMET accuracy), each metric optionally followed by its
@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
+from nlue.registry.tasks import get_task
 from nlue.scoring.bootstrap import DEFAULT_CONFIDENCE_LEVEL, DEFAULT_SEED, scores_with_intervals
 from nlue.scoring.classification import classification_problem, observed_labels
 from nlue.scoring.gmet import category_accuracy, gmet_correctness, gmet_problem
 from nlue.scoring.problem import ScoringProblem
 from nlue.scoring.regression import regression_problem
 from nlue.scoring.significance import DEFAULT_TEST_RESAMPLES, PairedComparison, TestMethod, paired_test
-from nlue.tasks import get_task
 
 
 def build_problem(
@@ -63,7 +63,7 @@ def score_task(
     """Every metric of a registry task, as the NLUE paper reports it.
 
     Args:
-        task: a name from :data:`nlue.tasks.TASK_NAMES`.
+        task: a name from :data:`nlue.registry.tasks.TASK_NAMES`.
         predictions: label ids (classification), scores (stsb) or predicted words (gmet).
         references: gold label ids, gold scores, or for gmet either each item's list of
             acceptable words or a 0/1 human judgment of each prediction.

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
+from nlue.registry.tasks import TASKS
 from nlue.space.columns import NLUE_SCORE, task_header
 from nlue.space.leaderboard import LeaderboardRow
-from nlue.tasks import TASKS
 
 MAX_CHART_MODELS = 6
 _PALETTE = ("#dc2626", "#2563eb", "#16a34a", "#d97706", "#7c3aed", "#0891b2")

@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from nlue.paper import RESULT_COLUMNS
-from nlue.tasks import TASKS, TaskSpec
+from nlue.registry.paper import RESULT_COLUMNS
+from nlue.registry.tasks import TASKS, TaskSpec
 
 Datatype = Literal["str", "number", "markdown"]
 View = Literal["paper", "primary"]

@@ -1,6 +1,6 @@
 """The data browser: pages and random draws of any config and split, labels shown by name.
 
-Configs are loaded with :func:`nlue.data_access.load_task` (a Hub id, a built folder, or
+Configs are loaded with :func:`nlue.data.access.load_task` (a Hub id, a built folder, or
 the embedded sample, which is built on first use) and kept: the sample is a few KB per
 config, and a real dataset is memory-mapped Arrow.
 """
@@ -15,9 +15,9 @@ from typing import Any
 import datasets
 import pandas as pd
 
-from nlue.data_access import is_sample, load_task
+from nlue.data.access import is_sample, load_task
 from nlue.errors import NlueError
-from nlue.tasks import TASKS, get_task
+from nlue.registry.tasks import TASKS, get_task
 
 logger = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ import logging
 from typing import Any
 
 from nlue.errors import NlueError
+from nlue.registry.tasks import MASK_PLACEHOLDER
 from nlue.space.cache import LoadedModel
 from nlue.space.inference import InputError
-from nlue.tasks import MASK_PLACEHOLDER
 
 logger = logging.getLogger(__name__)
 

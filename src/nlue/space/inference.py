@@ -1,7 +1,7 @@
 """What the "Try a model" tab does with a visitor's text: check it, run the model, format the answer.
 
-The classifier input is built by :func:`nlue.inputs.text_pair` and scored by
-:func:`nlue.predict.predict_logits`, the same code the evaluator uses, so the Space shows
+The classifier input is built by :func:`nlue.registry.inputs.text_pair` and scored by
+:func:`nlue.training.predict.predict_logits`, the same code the evaluator uses, so the Space shows
 what a results file measured.
 """
 
@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from nlue.errors import NlueError
-from nlue.predict import predict_logits, probabilities
+from nlue.registry.tasks import STSB_SCORE_RANGE, TASKS, WG_BLANK, TaskSpec
 from nlue.space.cache import LoadedModel
 from nlue.space.models import ModelEntry, labels_fit
-from nlue.tasks import STSB_SCORE_RANGE, TASKS, WG_BLANK, TaskSpec
+from nlue.training.predict import predict_logits, probabilities
 
 logger = logging.getLogger(__name__)
 

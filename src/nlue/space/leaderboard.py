@@ -1,7 +1,7 @@
 """The leaderboard's rows: the paper's reported results beside every run in the results folder.
 
 Paper rows come from the registry (``TaskSpec.paper_results``, the paper's tables 2-5, kept
-as printed, with the flags of :mod:`nlue.paper_checks`). Results files
+as printed, with the flags of :mod:`nlue.registry.paper_checks`). Results files
 (:mod:`nlue.results`) are grouped by the folder they were written to,
 ``<results_dir>/<model slug>/<task>.json``: one row per model, one score per task (the
 newest file wins when a task was scored twice). GMET scores keep how their verdicts were
@@ -22,12 +22,12 @@ from typing import Any
 
 import pandas as pd
 
-from nlue.paper import PAPER_MODELS
-from nlue.paper_checks import PaperFlag
+from nlue.registry.paper import PAPER_MODELS
+from nlue.registry.paper_checks import PaperFlag
+from nlue.registry.tasks import TASK_NAMES, TASKS, get_task
 from nlue.results import model_slug, read_results
 from nlue.scoring import NlueScore, nlue_score, primary_score
 from nlue.space import columns as cols
-from nlue.tasks import TASK_NAMES, TASKS, get_task
 
 logger = logging.getLogger(__name__)
 

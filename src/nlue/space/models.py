@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nlue.errors import NlueError
-from nlue.tasks import TASKS, TaskSpec, get_task
+from nlue.registry.tasks import TASKS, TaskSpec, get_task
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from nlue.errors import NlueError
-from nlue.predict import load_classifier
+from nlue.registry.tasks import TASKS, get_task
 from nlue.space import columns as cols
 from nlue.space import text
 from nlue.space.cache import LoadedModel, ModelCache
@@ -45,7 +45,7 @@ from nlue.space.leaderboard import (
 )
 from nlue.space.models import ModelCatalog, ModelEntry, load_catalog
 from nlue.space.settings import SpaceSettings
-from nlue.tasks import TASKS, get_task
+from nlue.training.predict import load_classifier
 
 logger = logging.getLogger(__name__)
 

@@ -5,11 +5,11 @@ Anything that names tasks, metrics or models is built from the registry, not typ
 
 from __future__ import annotations
 
-from nlue.paper import PAPER_CITATION
-from nlue.registry_views import readme_tasks_table
+from nlue.registry.paper import PAPER_CITATION
+from nlue.registry.tasks import MASK_PLACEHOLDER, NLUE_SCORE_NOTE, TASKS, TaskSpec
+from nlue.registry.views import readme_tasks_table
 from nlue.space import columns as cols
 from nlue.space.columns import primary_metric_name, task_header
-from nlue.tasks import MASK_PLACEHOLDER, NLUE_SCORE_NOTE, TASKS, TaskSpec
 
 TITLE = "NLUE · Nepali Language Understanding Evaluation"
 PAGE_TITLE = "NLUE Space"
@@ -93,7 +93,7 @@ def flags_legend() -> str:
                 lines.append(f"- **{model}, {task_header(task)}** ({flag.summary}): {flag.explanation}")
     lines.append("")
     lines.append(
-        "The numbers stay as printed; `nlue.paper_checks` holds the checks, which any future table goes through."
+        "The numbers stay as printed; `nlue.registry.paper_checks` holds the checks, which any future table goes through."
     )
     return "\n".join(lines)
 

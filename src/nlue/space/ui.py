@@ -18,6 +18,7 @@ from typing import Any
 import gradio as gr
 
 from nlue.errors import NlueError
+from nlue.registry.tasks import TASKS
 from nlue.space import columns as cols
 from nlue.space import text
 from nlue.space.charts import MAX_CHART_MODELS
@@ -26,7 +27,6 @@ from nlue.space.inference import TRY_TASKS, InputError
 from nlue.space.leaderboard import styled_frame
 from nlue.space.service import SpaceService
 from nlue.space.settings import SpaceSettings
-from nlue.tasks import TASKS
 
 logger = logging.getLogger(__name__)
 

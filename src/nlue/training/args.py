@@ -8,7 +8,9 @@ validation loss, and the best checkpoint restored before the final evaluation.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from transformers import TrainingArguments
 
@@ -127,3 +129,15 @@ class NlueTrainingArguments(TrainingArguments):
     metric_for_best_model: str = field(default="eval_loss", metadata={"help": "Checkpoint selection metric."})
     greater_is_better: bool = field(default=False, metadata={"help": "Whether a larger selection metric is better."})
     save_total_limit: int = field(default=2, metadata={"help": "Keep at most this many checkpoints (best kept)."})
+
+
+def parse(dataclass_types: tuple[type, ...], argv: Sequence[str], prog: str) -> tuple[Any, ...]:
+    """Parse recipe dataclasses from the command line, or from one JSON/YAML file given alone."""
+    from transformers import HfArgumentParser
+
+    parser = HfArgumentParser(dataclass_types, prog=prog)
+    if len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml")):
+        if argv[0].endswith(".json"):
+            return parser.parse_json_file(argv[0])
+        return parser.parse_yaml_file(argv[0])
+    return parser.parse_args_into_dataclasses(args=list(argv))

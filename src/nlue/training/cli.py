@@ -9,27 +9,22 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from nlue.errors import NlueError
 
 logger = logging.getLogger(__name__)
 
 
-def parse(dataclass_types: tuple[type, ...], argv: Sequence[str], prog: str) -> tuple[Any, ...]:
-    from transformers import HfArgumentParser
-
-    parser = HfArgumentParser(dataclass_types, prog=prog)
-    if len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml")):
-        if argv[0].endswith(".json"):
-            return parser.parse_json_file(argv[0])
-        return parser.parse_yaml_file(argv[0])
-    return parser.parse_args_into_dataclasses(args=list(argv))
-
-
 def train_main(argv: Sequence[str] | None = None, prog: str = "nlue train") -> int:
     """Parse the recipe's arguments and run one fine-tuning."""
-    from nlue.training.args import DataArguments, LoraArguments, ModelArguments, NlueTrainingArguments, RecipeArguments
+    from nlue.training.args import (
+        DataArguments,
+        LoraArguments,
+        ModelArguments,
+        NlueTrainingArguments,
+        RecipeArguments,
+        parse,
+    )
     from nlue.training.recipe import run_training
 
     args = list(sys.argv[1:] if argv is None else argv)

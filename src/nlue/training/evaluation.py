@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nlue.data_access import is_sample, load_task, resolve_dataset
+from nlue.data.access import is_sample, load_task, resolve_dataset
 from nlue.errors import NlueError
+from nlue.registry.tasks import TASK_NAMES, TaskSpec, get_task
 from nlue.results import RunResult, model_slug, write_result
-from nlue.tasks import TASK_NAMES, TaskSpec, get_task
 
 logger = logging.getLogger(__name__)
 
@@ -45,9 +45,9 @@ def evaluate_task(
 ) -> RunResult:
     from transformers import AutoConfig
 
-    from nlue.predict import load_classifier, logits_to_predictions, predict_logits
     from nlue.scoring import score_task
     from nlue.training.modeling import check_label_mapping, has_task_labels
+    from nlue.training.predict import load_classifier, logits_to_predictions, predict_logits
 
     if not (Path(checkpoint) / "adapter_config.json").is_file():
         config = AutoConfig.from_pretrained(checkpoint)

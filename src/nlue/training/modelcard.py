@@ -11,9 +11,9 @@ from pathlib import Path
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
-from nlue.paper import PAPER_CITATION
+from nlue.registry.paper import PAPER_CITATION
+from nlue.registry.tasks import TaskSpec
 from nlue.results import RunResult
-from nlue.tasks import TaskSpec
 
 # Hub metric ids for our metric names (the model-index's `type` field).
 _METRIC_TYPES = {

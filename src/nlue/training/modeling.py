@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from nlue.errors import NlueError
-from nlue.tasks import TaskSpec
+from nlue.registry.tasks import TaskSpec
 
 logger = logging.getLogger(__name__)
 

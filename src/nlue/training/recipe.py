@@ -18,12 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from nlue.data_access import is_sample, load_task, resolve_dataset
+from nlue.data.access import is_sample, load_task, resolve_dataset
 from nlue.errors import NlueError
-from nlue.inputs import batch_text_pairs
-from nlue.predict import logits_to_predictions
+from nlue.registry.inputs import batch_text_pairs
+from nlue.registry.tasks import TaskSpec, get_task
 from nlue.results import RunResult, model_slug, write_result
-from nlue.tasks import TaskSpec, get_task
 from nlue.training.args import (
     PRECISIONS,
     DataArguments,
@@ -33,6 +32,7 @@ from nlue.training.args import (
     RecipeArguments,
 )
 from nlue.training.modeling import check_label_mapping, classifier_config_kwargs
+from nlue.training.predict import logits_to_predictions
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def resolve_precision(choice: str) -> dict[str, bool]:
 
 def paper_model_for(name: str, model_id: str, task: TaskSpec) -> str:
     """The registry's paper model meant by ``--paper_hparams`` (a name, or 'auto' to match the model id)."""
-    from nlue.paper import PAPER_MODELS
+    from nlue.registry.paper import PAPER_MODELS
 
     if name == "auto":
         matches = [m.name for m in PAPER_MODELS if m.hub_id.lower() == model_id.lower()]
@@ -378,7 +378,7 @@ def run_training(
         results_path = write_result(result, Path(recipe_args.results_dir))
         write_model_card(card_path, result, task)
         if push:
-            from nlue.publish import plan_upload, push_folder
+            from nlue.data.publish import plan_upload, push_folder
 
             plan = plan_upload(Path(output_dir), hub_model_id, "model")
             logger.info("%s", plan.describe())

@@ -26,10 +26,10 @@ from typing import Any
 import datasets
 import numpy as np
 
-from nlue.data_access import load_task
+from nlue.data.access import load_task
 from nlue.errors import NlueError
+from nlue.registry.tasks import TaskSpec, get_task
 from nlue.results import model_slug, write_json_atomic
-from nlue.tasks import TaskSpec, get_task
 from nlue.training.args import DataArguments, LoraArguments, ModelArguments, NlueTrainingArguments, RecipeArguments
 
 logger = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ def paper_best_preset(task: TaskSpec, model_id: str, paper_model: str | None = N
     for any other model, the numeral most often best for the task across the paper's models (ties
     go to the earlier numeral).
     """
-    from nlue.paper import PAPER_MODELS
+    from nlue.registry.paper import PAPER_MODELS
     from nlue.training.presets import PRESETS
     from nlue.training.recipe import paper_model_for
 
@@ -304,7 +304,7 @@ def _rank(trials: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def search_main(argv: list[str] | None = None, prog: str = "nlue search") -> int:
     import sys
 
-    from nlue.training.cli import parse
+    from nlue.training.args import parse
 
     args = list(sys.argv[1:] if argv is None else argv)
     model_args, data_args, lora_args, recipe_args, search_args, training_args = parse(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datasets
 
-from nlue.tasks import TaskSpec
+from nlue.registry.tasks import TaskSpec
 
 
 def task_features(task: TaskSpec) -> datasets.Features:

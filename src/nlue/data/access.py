@@ -14,13 +14,13 @@ from pathlib import Path
 
 import datasets
 
-from nlue.build import BuildOptions, build_repo, task_sources_from_folder
-from nlue.sample import sample_data_dir
-from nlue.tasks import TaskSpec
+from nlue.data.build import build_repo
+from nlue.data.discover import task_sources_from_folder
+from nlue.data.report import BuildOptions
+from nlue.data.sample import SAMPLE_TAG, sample_data_dir
+from nlue.registry.tasks import TaskSpec
 
 logger = logging.getLogger(__name__)
-
-SAMPLE_TAG = "sample-data"  # the card tag `nlue build` gives a build of the embedded sample
 
 
 def cache_dir() -> Path:

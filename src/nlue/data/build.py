@@ -5,24 +5,22 @@ duplicates from train and validation and validation items that leak from train, 
 writes Parquet shards. The test split is kept as released: its items that also occur in
 train or validation, and its own repeats, are counted, not removed, unless the user asks
 (``drop_leaked_test``); near-duplicates and inputs shared field by field are counted too
-(:mod:`nlue.overlap`). Everything goes to a staging folder that replaces the output
+(:mod:`nlue.data.overlap`). Everything goes to a staging folder that replaces the output
 only when the whole build succeeded, so a failed build leaves nothing behind.
 
 Memory does not grow with the rows beyond a fixed-width record per distinct row:
 rows are held a batch at a time, statistics are histograms and counts, and what must
 be remembered about every row is a 64-bit fingerprint of its inputs in a numpy array
-(see :mod:`nlue.fingerprints` and :class:`_ConfigBuilder` for the bytes per row).
+(see :mod:`nlue.data.fingerprints` and :class:`_ConfigBuilder` for the bytes per row).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
 import shutil
 import tempfile
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
@@ -34,163 +32,28 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from tqdm.auto import tqdm
 
-from nlue import overlap
+from nlue.data import overlap
+from nlue.data.carve import stratified_holdout, stratum_dtype
+from nlue.data.discover import file_sha256
+from nlue.data.fingerprints import FingerprintSet, as_keys, fingerprint
+from nlue.data.parquet_io import ShardedSplitWriter, SpillWriter, read_spill
+from nlue.data.report import (
+    REJECTS_SUFFIX,
+    REPORT_SUFFIX,
+    BuildOptions,
+    BuildResult,
+    ConfigReport,
+    SplitReport,
+    TaskSources,
+)
+from nlue.data.rows import Dropped, RowConverter
+from nlue.data.sources import read_records
+from nlue.data.stats import SplitStats
 from nlue.errors import NlueError, RowProblem, SourceError
-from nlue.features import task_features
-from nlue.fingerprints import FingerprintSet, as_keys, fingerprint
-from nlue.overlap import OverlapCounts
-from nlue.parquet_io import DEFAULT_MAX_SHARD_BYTES, ShardedSplitWriter, SpillWriter, read_spill
-from nlue.rows import Dropped, FieldMapping, RowConverter
-from nlue.sources import SUPPORTED_SUFFIXES, read_records
-from nlue.stats import SplitStats
-from nlue.tasks import TASK_NAMES, TaskSpec, get_task
+from nlue.registry.features import task_features
+from nlue.registry.tasks import TASK_NAMES, TaskSpec
 
 logger = logging.getLogger(__name__)
-
-SPLITS: tuple[str, ...] = ("train", "validation", "test")
-SPLIT_ALIASES: Mapping[str, str] = {"dev": "validation", "valid": "validation", "val": "validation"}
-DEFAULT_SEED = 42
-DEFAULT_VALIDATION_FRACTION = 0.1
-REPORT_SUFFIX = ".report.json"
-REJECTS_SUFFIX = ".rejects.jsonl"
-
-
-@dataclass(frozen=True)
-class TaskSources:
-    """The files that feed one config, per split, and how their schema maps onto ours."""
-
-    task: TaskSpec
-    files: Mapping[str, Sequence[Path]]
-    mapping: FieldMapping = field(default_factory=FieldMapping)
-
-
-@dataclass(frozen=True)
-class BuildOptions:
-    name: str = "nlue"
-    seed: int = DEFAULT_SEED
-    validation_fraction: float = DEFAULT_VALIDATION_FRACTION
-    max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES
-    strict: bool = False
-    is_sample: bool = False
-    license: str = "other"
-    repo_id: str | None = None  # the Hub id used in the card's examples
-    show_progress: bool = True
-    # The test split is the release's: its items seen in train/validation are counted and
-    # kept, unless this asks to remove them (the old leakage rule, now opt-in).
-    drop_leaked_test: bool = False
-
-
-@dataclass
-class SplitReport:
-    """What happened to the rows of one split: every row read is accounted for."""
-
-    read: int = 0
-    kept: int = 0
-    rejected: int = 0
-    dropped_by_label_map: Counter[str] = field(default_factory=Counter)
-    duplicates: int = 0
-    conflicting_duplicates: int = 0
-    leaked_from_train: int = 0  # removed: validation rows always, test rows with drop_leaked_test
-    leaked_from_validation: int = 0
-    # Test only: repeats of an earlier test row (same label / another label), kept as released.
-    kept_duplicates: int = 0
-    kept_conflicting_duplicates: int = 0
-    carved_from_train: bool = False
-    num_bytes: int = 0
-    files: list[str] = field(default_factory=list)
-    stats: SplitStats | None = None
-    overlap: OverlapCounts | None = None  # validation/test of a config with a train split
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {
-            "read": self.read,
-            "kept": self.kept,
-            "rejected": self.rejected,
-            "dropped_by_label_map": dict(sorted(self.dropped_by_label_map.items())),
-            "duplicates": self.duplicates,
-            "conflicting_duplicates": self.conflicting_duplicates,
-            "leaked_from_train": self.leaked_from_train,
-            "leaked_from_validation": self.leaked_from_validation,
-            "kept_duplicates": self.kept_duplicates,
-            "kept_conflicting_duplicates": self.kept_conflicting_duplicates,
-            "carved_from_train": self.carved_from_train,
-            "num_bytes": self.num_bytes,
-            "files": self.files,
-        }
-        if self.overlap is not None:
-            out.update(self.overlap.to_dict())
-        if self.stats is not None:
-            out["label_counts"] = {str(k): v for k, v in sorted(self.stats.label_counts.items())}
-            out["theme_counts"] = dict(sorted(self.stats.group_counts.items()))
-            out["text_length_chars"] = self.stats.length_percentiles()
-            if self.stats.without_answers is not None:
-                out["without_answers"] = self.stats.without_answers
-        return out
-
-
-@dataclass
-class ConfigReport:
-    task: TaskSpec
-    splits: dict[str, SplitReport] = field(default_factory=dict)
-    source_files: list[dict[str, str]] = field(default_factory=list)
-    download_size: int = 0  # bytes of the Parquet files, filled in once they are written
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "sources": self.source_files,
-            "splits": {name: report.to_dict() for name, report in self.splits.items()},
-        }
-
-
-@dataclass
-class BuildResult:
-    repo_dir: Path
-    report_path: Path
-    rejects_path: Path
-    configs: dict[str, ConfigReport]
-    rejects: int
-
-
-def discover_sources(root: Path) -> dict[str, dict[str, list[Path]]]:
-    """Find ``<root>/<config>/<split>*.<ext>`` files (``dev``/``valid`` mean validation)."""
-    if not root.is_dir():
-        raise NlueError(f"{root}: source folder not found")
-    found: dict[str, dict[str, list[Path]]] = {}
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
-        if folder.name not in TASK_NAMES:
-            raise NlueError(f"{folder}: not an NLUE config; folders must be named one of {', '.join(TASK_NAMES)}")
-        splits: dict[str, list[Path]] = {}
-        for path in sorted(folder.iterdir()):
-            if path.name.startswith((".", "_")) or path.is_dir():
-                continue
-            if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-                raise NlueError(f"{path}: unsupported file type; expected {', '.join(SUPPORTED_SUFFIXES)}")
-            split = _split_of(path)
-            if split is None:
-                raise NlueError(f"{path}: cannot tell the split; name files train*, validation* (or dev*), test*")
-            splits.setdefault(split, []).append(path)
-        if splits:
-            found[folder.name] = splits
-    if not found:
-        raise NlueError(f"{root}: no source files found (expected <config>/<split>.<ext>)")
-    return found
-
-
-def _split_of(path: Path) -> str | None:
-    stem = path.name.split(".")[0].lower()
-    for split in (*SPLITS, *SPLIT_ALIASES):
-        if stem == split or stem.startswith((split + "_", split + "-")):
-            return SPLIT_ALIASES.get(split, split)
-    return None
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
 
 # Rows converted before their fingerprints are checked together: a few MiB of rows held,
 # and numpy calls that each cover thousands of rows.
@@ -217,11 +80,11 @@ class _Batch:
 class _ConfigBuilder:
     """Builds the splits of one config into ``<staging>/<config>/``.
 
-    What still grows with the rows, per distinct row kept (see :mod:`nlue.fingerprints`):
+    What still grows with the rows, per distinct row kept (see :mod:`nlue.data.fingerprints`):
 
     * an 8-byte fingerprint of the inputs. Train and validation fingerprints stay until
       the config is done, since test rows are checked against them;
-    * per train row, for the overlap counts of :mod:`nlue.overlap`: an 8-byte key of the
+    * per train row, for the overlap counts of :mod:`nlue.data.overlap`: an 8-byte key of the
       folded inputs, and for a task with 2+ inputs one per input field (per distinct
       value); while validation is carved, the same per carved row until the built
       train split is complete;
@@ -249,7 +112,7 @@ class _ConfigBuilder:
         self.input_keys = ("sentence",) if self.task.problem_type == "mask_fill" else tuple(self.task.input_fields)
         self.label_field = self.task.label_field
         self.label_dtype = _label_code_dtype(self.task)
-        self.stratum_dtype = _stratum_dtype(self.task)
+        self.stratum_dtype = stratum_dtype(self.task)
         self.train_index = overlap.TrainIndex(self.input_keys)
 
     def build(self) -> ConfigReport:
@@ -263,7 +126,7 @@ class _ConfigBuilder:
             )
         for split_files in files.values():
             for path in split_files:
-                report.source_files.append({"file": path.name, "sha256": _sha256(path)})
+                report.source_files.append({"file": path.name, "sha256": file_sha256(path)})
         self.dir.mkdir(parents=True)
         train_keys = FingerprintSet(self.label_dtype)
         validation_keys = FingerprintSet()
@@ -491,7 +354,7 @@ class _ConfigBuilder:
         self._log_fingerprints("train", train_keys)
         strata = np.concatenate(strata_chunks) if strata_chunks else np.zeros(0, dtype=self.stratum_dtype)
         strata_chunks.clear()
-        held_out = _stratified_holdout(strata, self.options.validation_fraction, self.options.seed)
+        held_out = stratified_holdout(strata, self.options.validation_fraction, self.options.seed)
         del strata
         train_report = source_report
         train_report.stats = self._new_stats()
@@ -535,11 +398,6 @@ class _ConfigBuilder:
         return labels.astype(self.stratum_dtype)
 
 
-def _stratum_dtype(task: TaskSpec) -> np.dtype:
-    """Strata are score bands 0..5 or class ids (a handful per task): one byte holds them."""
-    return np.dtype(np.int8 if len(task.label_names) <= 127 else np.int32)
-
-
 def _label_code_dtype(task: TaskSpec) -> np.dtype | None:
     """How a row's label is kept beside its fingerprint, to tell duplicates from conflicts."""
     if task.label_field is None:
@@ -549,46 +407,9 @@ def _label_code_dtype(task: TaskSpec) -> np.dtype | None:
     return np.dtype(np.uint8 if len(task.label_names) <= 256 else np.int64)
 
 
-def _stratified_holdout(strata: np.ndarray, fraction: float, seed: int) -> np.ndarray:
-    """Boolean mask choosing ``fraction`` of each stratum (at least one where it has 2+).
-
-    Memory: the mask (1 byte per row) and the positions of one stratum at a time (4
-    bytes per row of that stratum), shuffled in place.
-    """
-    mask = np.zeros(len(strata), dtype=bool)
-    rng = np.random.default_rng(seed)
-    for value in np.unique(strata):
-        positions = _positions_of(strata, value)
-        count = round(fraction * len(positions))
-        if count == 0 and len(positions) >= 2 and fraction > 0:
-            count = 1
-        # rng.permutation(positions) copies and then shuffles; shuffling in place draws
-        # the same numbers (for any integer dtype), so the same rows are held out.
-        rng.shuffle(positions)
-        mask[positions[:count]] = True
-    return mask
-
-
-_POSITION_CHUNK = 1 << 20
-
-
-def _positions_of(strata: np.ndarray, value: Any) -> np.ndarray:
-    """Ascending positions where ``strata == value``, as uint32 where that can hold them."""
-    is_value = strata == value
-    dtype = np.uint32 if len(strata) <= np.iinfo(np.uint32).max else np.int64
-    positions = np.empty(np.count_nonzero(is_value), dtype=dtype)
-    filled = 0
-    # By chunk: np.flatnonzero over all rows would allocate 8 bytes per match.
-    for start in range(0, len(strata), _POSITION_CHUNK):
-        found = np.flatnonzero(is_value[start : start + _POSITION_CHUNK])
-        positions[filled : filled + len(found)] = found + start
-        filled += len(found)
-    return positions
-
-
 def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOptions) -> BuildResult:
     """Build every config in ``sources`` into ``out_dir/<name>`` (+ report and rejects beside it)."""
-    from nlue.card import write_dataset_card  # the card imports huggingface_hub; keep import local
+    from nlue.data.card import write_dataset_card  # the card imports huggingface_hub; keep import local
 
     if not sources:
         raise NlueError("nothing to build: no configs given")
@@ -645,12 +466,3 @@ def _move_into_place(staging: Path, out_dir: Path, name: str) -> Path:
         shutil.rmtree(retired, ignore_errors=True)
         shutil.rmtree(staging, ignore_errors=True)
     return out_dir
-
-
-def task_sources_from_folder(root: Path, configs: Sequence[str] | None = None) -> list[TaskSources]:
-    found = discover_sources(root)
-    wanted = list(configs) if configs else list(found)
-    missing = [c for c in wanted if c not in found]
-    if missing:
-        raise NlueError(f"{root}: no source files for {', '.join(missing)}")
-    return [TaskSources(get_task(name), found[name]) for name in wanted]

@@ -6,8 +6,8 @@ decides from that what to remove. Beyond exact repeats of a whole item, it count
 kept validation/test row (removing nothing for these):
 
 * **near-duplicates of train**: the row's inputs are not those of a train item, but
-  they are once each text is folded by :func:`nlue.normalize.loose_texts` (case,
-  digits, punctuation, spaces, joiners; :data:`nlue.normalize.NEAR_DUPLICATE_RULES`);
+  they are once each text is folded by :func:`nlue.data.normalize.loose_texts` (case,
+  digits, punctuation, spaces, joiners; :data:`nlue.data.normalize.NEAR_DUPLICATE_RULES`);
 * **fields shared with train** (tasks with two or more inputs): for each input field,
   the rows whose text in that field is also the text of that field in some train row
   (an MNLI premise that train pairs with another hypothesis, say).
@@ -15,7 +15,7 @@ kept validation/test row (removing nothing for these):
 "Train" is the train split as built: when validation is carved from train, the carved
 rows are not in it. Memory stays fixed-width per row, as for exact de-duplication: one
 8-byte key per distinct folded train item and one per distinct train value of each
-field (:class:`~nlue.fingerprints.FingerprintSet`), none of them per test row. These
+field (:class:`~nlue.data.fingerprints.FingerprintSet`), none of them per test row. These
 keys are 64-bit string hashes (:func:`_string_keys`), not the blake2b fingerprints that
 decide which rows are kept.
 """
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from nlue.fingerprints import SEPARATOR, FingerprintSet
-from nlue.normalize import loose_texts
+from nlue.data.fingerprints import SEPARATOR, FingerprintSet
+from nlue.data.normalize import loose_texts
 
 # What happens to a converted row, decided a batch of rows at a time. FOUND_IN_* double as
 # "leaked" verdicts when such rows are removed.

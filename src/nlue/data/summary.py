@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from nlue.text_table import text_table
 
 if TYPE_CHECKING:
-    from nlue.build import BuildResult, SplitReport
+    from nlue.data.report import BuildResult, SplitReport
 
 
 def _test_overlap(test: SplitReport | None) -> str:

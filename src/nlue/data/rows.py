@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nlue.data.normalize import normalize_answer, normalize_text
 from nlue.errors import RowProblem, SourceError
-from nlue.normalize import normalize_answer, normalize_text
-from nlue.tasks import GMET_CATEGORY_THEME, GMET_THEMES, MASK_PLACEHOLDER, STSB_SCORE_RANGE, WG_BLANK, TaskSpec
+from nlue.registry.tasks import GMET_CATEGORY_THEME, GMET_THEMES, MASK_PLACEHOLDER, STSB_SCORE_RANGE, WG_BLANK, TaskSpec
 
 DROP = "drop"
 _SHOWN_VALUE_CHARS = 80

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from nlue.inputs import text_pair
-from nlue.tasks import TaskSpec
+from nlue.registry.inputs import text_pair
+from nlue.registry.tasks import TaskSpec
 
 logger = logging.getLogger(__name__)
 

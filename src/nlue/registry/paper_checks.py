@@ -1,6 +1,6 @@
 """Consistency checks of the paper's printed results, and the flags they attach to cells.
 
-The paper's numbers stay exactly as printed (:mod:`nlue.paper`). Some combinations of
+The paper's numbers stay exactly as printed (:mod:`nlue.registry.paper`). Some combinations of
 them cannot all be right, and a reader of our leaderboard or cards should know which.
 Each check below is a piece of arithmetic any table of the same shape can be put
 through, so a future table (or a corrected one) is checked the same way:
@@ -33,7 +33,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from nlue.paper import PAPER_MODELS, RESULT_COLUMNS, PaperModel
+from nlue.registry.paper import PAPER_MODELS, RESULT_COLUMNS, PaperModel
 
 # The paper's GMET design (appendix F.1): 75 categories of 20 sentences.
 GMET_DESIGN = (75, 20)
@@ -50,7 +50,7 @@ class PaperFlag:
 
     model: str
     task: str
-    cells: tuple[str, ...]  # metric names of the flagged cells, as in nlue.paper.RESULT_COLUMNS
+    cells: tuple[str, ...]  # metric names of the flagged cells, as in nlue.registry.paper.RESULT_COLUMNS
     check: str
     summary: str  # a few words, for table cells
     explanation: str  # what was checked and what it implies

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nlue.tasks import WG_BLANK, TaskSpec
+from nlue.registry.tasks import WG_BLANK, TaskSpec
 
 AD_JOINER = "। "
 

@@ -21,15 +21,15 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from nlue import __version__
-from nlue.data_access import SAMPLE_TAG
-from nlue.features import task_features
-from nlue.normalize import NEAR_DUPLICATE_RULES
-from nlue.normalize import __doc__ as NORMALIZATION_RULES
-from nlue.paper import PAPER_CITATION
-from nlue.tasks import NLUE_SCORE_NOTE, TASK_NAMES, TaskSpec
+from nlue.data.normalize import NEAR_DUPLICATE_RULES
+from nlue.data.normalize import __doc__ as NORMALIZATION_RULES
+from nlue.data.sample import SAMPLE_TAG
+from nlue.registry.features import task_features
+from nlue.registry.paper import PAPER_CITATION
+from nlue.registry.tasks import NLUE_SCORE_NOTE, TASK_NAMES, TaskSpec
 
 if TYPE_CHECKING:
-    from nlue.build import BuildOptions, ConfigReport, SplitReport
+    from nlue.data.report import BuildOptions, ConfigReport, SplitReport
 
 logger = logging.getLogger(__name__)
 
@@ -235,7 +235,7 @@ def _paper_results_lines(task: TaskSpec) -> list[str]:
         lines.append(f"| {model} | {cells} | {'; '.join(f.summary for f in flags)} |")
         notes += [f"- **{model}**: {flag.explanation}" for flag in flags]
     if notes:
-        lines += ["", "Flagged cells (kept as printed; checks in `nlue.paper_checks`):", "", *notes]
+        lines += ["", "Flagged cells (kept as printed; checks in `nlue.registry.paper_checks`):", "", *notes]
     return lines
 
 

@@ -12,7 +12,9 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from nlue.tasks import TASKS, TaskSpec
+from nlue.registry.tasks import TASKS, TaskSpec
+
+SAMPLE_TAG = "sample-data"  # the card tag `nlue build` gives a build of the embedded sample
 
 
 def sample_data_dir() -> Path:

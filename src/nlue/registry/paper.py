@@ -1,6 +1,6 @@
 """Figures reported by the NLUE paper (arXiv:2411.19244), kept as data.
 
-Only numbers and names live here; the task registry (:mod:`nlue.tasks`) exposes them
+Only numbers and names live here; the task registry (:mod:`nlue.registry.tasks`) exposes them
 per task. Scores are the paper's test-set percentages, as printed (tables 2-5); the
 registry converts them to the 0-1 scale our metrics return.
 """

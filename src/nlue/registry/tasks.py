@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from nlue.paper import HPARAM_TASKS, PAPER_CITATION, PAPER_MODELS, RESULT_COLUMNS
-from nlue.paper_checks import PaperFlag, paper_flags
+from nlue.registry.paper import HPARAM_TASKS, PAPER_CITATION, PAPER_MODELS, RESULT_COLUMNS
+from nlue.registry.paper_checks import PaperFlag, paper_flags
 
 ProblemType = Literal["classification", "regression", "mask_fill"]
 
@@ -127,7 +127,7 @@ class TaskSpec:
         default_factory=lambda: MappingProxyType({})
     )
     paper_best_hparams: MappingProxyType[str, HParams] = field(default_factory=lambda: MappingProxyType({}))
-    # Cells of the paper's table for this task that fail a consistency check (nlue.paper_checks), by model.
+    # Cells of the paper's table for this task that fail a consistency check (nlue.registry.paper_checks), by model.
     paper_flags: MappingProxyType[str, tuple[PaperFlag, ...]] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
@@ -256,7 +256,7 @@ def _best_hparams(task: str) -> MappingProxyType[str, HParams]:
 
 
 def _flags(task: str, class_balance: MappingProxyType[str, float], label_names: tuple[str, ...]):
-    """This task's flagged cells of the paper's tables, by model (see nlue.paper_checks)."""
+    """This task's flagged cells of the paper's tables, by model (see nlue.registry.paper_checks)."""
     shares = {task: class_balance[label_names[0]]} if len(label_names) == 2 and class_balance else None
     out: dict[str, list[PaperFlag]] = {}
     for flag in paper_flags(PAPER_MODELS, shares):
