@@ -13,8 +13,8 @@ from nlue.cli import main
 from nlue.data.build import build_repo
 from nlue.data.carve import stratified_holdout
 from nlue.data.discover import discover_sources
+from nlue.data.mapping import FieldMapping
 from nlue.data.report import BuildOptions, TaskSources
-from nlue.data.rows import FieldMapping
 from nlue.errors import NlueError, SourceError
 from nlue.registry.tasks import TASKS
 
@@ -309,3 +309,55 @@ def test_missing_column_raises_source_error_with_mapping_hint(tmp_path: Path, wr
     mapping = FieldMapping(columns={"question": "q", "sentence": "s", "label": "label"})
     with pytest.raises(SourceError, match="field 'label': missing column"):
         build_repo([TaskSources(TASKS["qnli"], {"test": [src]}, mapping)], tmp_path / "out", _options())
+
+
+def test_lists_and_objects_in_text_fields_are_rejected(tmp_path: Path, write_jsonl) -> None:
+    """JSONL and Parquet sources whose text field holds a list, an object or a boolean."""
+    import pyarrow as pa
+
+    good = [{"text": t, "label": y} for t, y in _sa_rows(6)]
+    bad_jsonl = [
+        {"text": ["राम्रो", "छ"], "label": 1},
+        {"text": {"ne": "राम्रो"}, "label": 0},
+        {"text": True, "label": 1},
+        {"text": 2080, "label": 0},  # a number is kept as its text
+    ]
+    jsonl = write_jsonl(tmp_path / "train.jsonl", [*good[:3], *bad_jsonl])
+    # An int64 column (a whole column of IDs); a mixed one would be typed double by pyarrow.
+    numbers = pa.Table.from_pylist([{"text": 12345, "label": 1}, {"text": 67890, "label": 0}])
+    pq.write_table(numbers, tmp_path / "numbers.parquet")
+    plain = tmp_path / "plain.parquet"
+    pq.write_table(pa.Table.from_pylist(good[3:]), plain)
+    files = {"train": [jsonl, tmp_path / "numbers.parquet"], "test": [plain]}
+
+    result = build_repo([TaskSources(TASKS["sa"], files)], tmp_path / "out", _options())
+
+    rejects = [json.loads(x) for x in result.rejects_path.read_text(encoding="utf-8").splitlines()]
+    assert [(Path(r["file"]).name, r["row"], r["field"]) for r in rejects] == [
+        ("train.jsonl", 4, "text"),
+        ("train.jsonl", 5, "text"),
+        ("train.jsonl", 6, "text"),
+    ]
+    assert all(r["reason"].startswith("expected text") for r in rejects)
+    assert [r["reason"].rsplit("found ", 1)[1] for r in rejects] == ["a list", "an object", "a boolean"]
+    assert [r["value"] for r in rejects] == ['["राम्रो", "छ"]', '{"ne": "राम्रो"}', "true"]
+    texts = {row["text"] for split in ("train", "validation") for row in _read(result.repo_dir, "sa", split)}
+    assert {"2080", "12345", "67890"} <= texts
+    assert not any(t.startswith(("[", "{")) or t == "True" for t in texts)
+
+
+@pytest.mark.parametrize(
+    ("column", "found"),
+    [
+        ([["नमस्ते", "संसार"], ["ठीक"]], "found a list"),
+        ([{"ne": "हो", "en": "yes"}, {"ne": "होइन", "en": "no"}], "found an object"),
+    ],
+)
+def test_parquet_list_or_struct_text_column_is_refused(tmp_path: Path, column: list, found: str) -> None:
+    """A Parquet column types every row alike, so a list/struct text column leaves no valid row."""
+    import pyarrow as pa
+
+    src = tmp_path / "train.parquet"
+    pq.write_table(pa.Table.from_pylist([{"text": v, "label": i % 2} for i, v in enumerate(column)]), src)
+    with pytest.raises(SourceError, match=f"train.parquet, row 1, field 'text': .*expected text.*{found}"):
+        build_repo([TaskSources(TASKS["sa"], {"train": [src]})], tmp_path / "out", _options())

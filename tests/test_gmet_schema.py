@@ -10,8 +10,9 @@ import pytest
 
 from nlue.cli import main
 from nlue.data.build import build_repo
+from nlue.data.mapping import FieldMapping, parse_category_map
 from nlue.data.report import BuildOptions, TaskSources
-from nlue.data.rows import FieldMapping, RowConverter, parse_category_map
+from nlue.data.rows import RowConverter
 from nlue.errors import RowProblem
 from nlue.registry.tasks import GMET_THEMES, TASKS
 

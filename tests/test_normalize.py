@@ -57,3 +57,64 @@ def test_normalisation_is_idempotent(text: str) -> None:
 @pytest.mark.parametrize("text", ["", "   ", "\u200b\u200b"])
 def test_blank_becomes_empty(text: str) -> None:
     assert normalize_text(text) == ""
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("नमस्ते\ufe0f", "नमस्ते"),  # orphaned, as scraped text often has it
+        ("\ufe0fनमस्ते", "नमस्ते"),
+        ("धन्यवाद \ufe0f।", "धन्यवाद ।"),  # after a space: orphaned
+        ("राम्रो\ufe0e छ", "राम्रो छ"),  # the text-style selector, orphaned too
+        ("ok\ufe0f!", "ok!"),
+        ("1\ufe0f बजे", "1 बजे"),  # a digit is an emoji base only in a keycap
+        ("❤\ufe0f\ufe0f", "❤\ufe0f"),  # a selector after a selector has no emoji before it
+    ],
+)
+def test_orphaned_variation_selectors_are_dropped(raw: str, expected: str) -> None:
+    assert normalize_text(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "❤\ufe0f",  # heart, emoji presentation
+        "मलाई मन पर्‍यो ❤\ufe0f",
+        "☺\ufe0e",  # text presentation
+        "©\ufe0f ™\ufe0f ‼\ufe0f ↔\ufe0f ℹ\ufe0f",  # emoji bases outside the Symbol categories
+        "👍🏽",  # emoji with a skin-tone modifier: no selector, untouched
+        "👍\ufe0f",
+        "1\ufe0f\u20e3 #\ufe0f\u20e3 *\ufe0f\u20e3",  # keycaps
+        "🏳\ufe0f",  # a selector after a supplementary-plane pictograph
+    ],
+)
+def test_selectors_after_a_real_emoji_are_kept(text: str) -> None:
+    assert normalize_text(text) == text
+
+
+def test_loose_folding_ignores_emoji_presentation() -> None:
+    from nlue.data.normalize import loose_text
+
+    # Whether an emoji was written with its selector does not make a different item.
+    assert loose_text(normalize_text("राम्रो ❤\ufe0f")) == loose_text(normalize_text("राम्रो ❤"))
+    assert loose_text(normalize_text("राम्रो\ufe0f")) == loose_text("राम्रो")
+
+
+# No "|": the pipe rule alone is not idempotent ("क| |" -> "क। |" -> "क।।", reported apart);
+# this property is about the selectors.
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            ["क", "्", "1", "#", "a", " ", "।", "❤", "👍", "🏽", "\ufe0f", "\ufe0e", "\u20e3", "\u200d"]
+        )
+    )
+)
+def test_selector_rule_is_idempotent_and_leaves_no_orphan(text: str) -> None:
+    once = normalize_text(text)
+    assert normalize_text(once) == once
+    for position, character in enumerate(once):
+        if character in "\ufe0e\ufe0f":
+            before = once[position - 1] if position else ""
+            keycap = before in "1#" and once[position + 1 : position + 2] == "\u20e3"
+            assert before in ("❤", "👍", "🏽") or keycap, repr(once)

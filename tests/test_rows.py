@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nlue.data.rows import Dropped, FieldMapping, RowConverter, parse_pairs
+from nlue.data.mapping import FieldMapping, parse_pairs
+from nlue.data.rows import Dropped, RowConverter
 from nlue.errors import RowProblem, SourceError
 from nlue.registry.tasks import TASKS
 
@@ -98,3 +99,41 @@ def test_parse_pairs() -> None:
     }
     with pytest.raises(ValueError, match="expected KEY=VALUE"):
         parse_pairs("text", "--column-map")
+
+
+@pytest.mark.parametrize(
+    ("value", "found"),
+    [
+        (["नमस्ते"], "found a list"),
+        (("नमस्ते",), "found a list"),
+        ({"ne": "नमस्ते"}, "found an object"),
+        ([], "found a list"),
+        (True, "found a boolean"),
+        (float("nan"), "found NaN"),
+        (float("inf"), "found an infinite number"),
+        (b"abc", "found bytes"),
+    ],
+)
+def test_text_field_refuses_non_text(value, found: str) -> None:
+    """A list or object in a text field used to be stored as its Python repr ("['नमस्ते']")."""
+    result = convert("sa", {"text": value, "label": 1})
+    assert_problem(result, "text", "expected text")
+    assert found in result.reason
+
+
+def test_text_field_takes_numbers_as_their_text() -> None:
+    # A query or an answer option can be a number (a model number, a year); JSON and Parquet
+    # writers then type the column as numbers.
+    row = convert("qadsm", {"query": 2080, "ad_title": "क", "ad_description": "ख", "relevance_label": 1})
+    assert row["query"] == "2080"
+    wg = convert("wg", {"sentence": "_ साल राम्रो थियो।", "option1": 2079, "option2": 1.5, "answer": 1})
+    assert (wg["option1"], wg["option2"]) == ("2079", "1.5")
+    assert convert("sa", {"text": 10**30, "label": 1})["text"] == "1" + "0" * 30
+    assert convert("sa", {"text": 0.1, "label": 1})["text"] == "0.1"
+    assert convert("sa", {"text": -3.0, "label": 1})["text"] == "-3.0"
+
+
+def test_non_text_problem_shows_what_was_found() -> None:
+    result = convert("mnli", {"premise": "क", "hypothesis": {"text": "ख", "lang": "ne"}, "label": 0})
+    assert_problem(result, "hypothesis", "expected text")
+    assert result.value == '{"text": "ख", "lang": "ne"}'

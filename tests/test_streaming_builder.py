@@ -278,7 +278,7 @@ def _loose_reference(text: str) -> str:
     kept = (
         digits.get(c, c)
         for c in text
-        if not unicodedata.category(c).startswith("P") and c not in (" ", "\u200c", "\u200d")
+        if not unicodedata.category(c).startswith("P") and c not in (" ", "\u200c", "\u200d", "\ufe0e", "\ufe0f")
     )
     return "".join(kept).casefold()
 

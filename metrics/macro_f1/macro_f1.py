@@ -6,7 +6,7 @@ import evaluate
 from nlue.registry.paper import PAPER_CITATION
 from nlue.registry.tasks import TASKS
 from nlue.scoring import score_macro_f1
-from nlue.scoring.metric_modules import BOOTSTRAP_ARGS_DOC, classification_config
+from nlue.scoring.metric_modules import BOOTSTRAP_ARGS_DOC, classification_config, input_format
 
 _CLASSIFICATION_TASKS = [name for name, spec in TASKS.items() if spec.is_classification]
 
@@ -61,7 +61,7 @@ class MacroF1(evaluate.Metric):
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features({"predictions": datasets.Value("int64"), "references": datasets.Value("int64")}),
-            format="numpy",
+            format=input_format("classification"),
             reference_urls=["https://scikit-learn.org/stable/modules/generated/sklearn.metrics.f1_score.html"],
         )
 

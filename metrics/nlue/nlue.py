@@ -78,7 +78,7 @@ class Nlue(evaluate.Metric):
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=task_features(spec),
-            format=input_format(spec),
+            format=input_format(spec.problem_type),
             reference_urls=["https://arxiv.org/abs/2411.19244"],
         )
 

@@ -5,7 +5,7 @@ import evaluate
 
 from nlue.registry.paper import PAPER_CITATION
 from nlue.scoring import score_r_squared
-from nlue.scoring.metric_modules import BOOTSTRAP_ARGS_DOC
+from nlue.scoring.metric_modules import BOOTSTRAP_ARGS_DOC, input_format
 
 _DESCRIPTION = """\
 R² tells how much of the spread of the reference scores a model's predicted scores
@@ -51,7 +51,8 @@ class RSquared(evaluate.Metric):
             features=datasets.Features(
                 {"predictions": datasets.Value("float64"), "references": datasets.Value("float64")}
             ),
-            format="numpy",
+            # Python floats, not "numpy": its formatter would hand _compute float32 (see input_format).
+            format=input_format("regression"),
             reference_urls=["https://en.wikipedia.org/wiki/Coefficient_of_determination"],
         )
 

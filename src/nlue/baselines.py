@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from nlue.registry.tasks import TASKS
+from nlue.registry.tasks import TASK_NAMES, TASKS
 from nlue.results import RunResult
 
 logger = logging.getLogger(__name__)
@@ -32,8 +32,8 @@ def train_baselines(
     if not (encoder / "config.json").is_file():
         save_tiny_encoder(encoder, "bert", seed=seed)
     outcomes: dict[str, RunResult] = {}
-    for task in TASKS.values():
-        if task.problem_type == "mask_fill":
+    for task in (TASKS[name] for name in TASK_NAMES):
+        if not task.kind.trainable:
             continue
         outcome = run_training(
             ModelArguments(model_name_or_path=str(encoder), preset="I"),

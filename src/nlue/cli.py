@@ -204,8 +204,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
     from nlue.data.build import build_repo
     from nlue.data.discover import task_sources_from_folder
+    from nlue.data.mapping import FieldMapping, parse_category_map, parse_pairs
     from nlue.data.report import BuildOptions, TaskSources
-    from nlue.data.rows import FieldMapping, parse_category_map, parse_pairs
     from nlue.data.sample import sample_data_dir
     from nlue.data.summary import build_summary
     from nlue.registry.tasks import get_task
@@ -221,8 +221,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
                             "--source or --configs")  # fmt: skip
         if not split_files:
             raise NlueError("--task needs at least one of --train, --validation, --test")
-        if args.category_map and args.task != "gmet":
-            raise NlueError(f"--category-map applies to gmet only (its categories); --task is {args.task!r}")
+        if args.category_map and not get_task(args.task).categories:
+            raise NlueError(f"--category-map applies to gmet (a task with categories); --task is {args.task!r}")
         mapping = FieldMapping(
             parse_pairs(args.column_map, "--column-map"),
             parse_pairs(args.label_map, "--label-map"),
@@ -239,11 +239,12 @@ def _cmd_build(args: argparse.Namespace) -> int:
         is_sample = args.source is None
         sources = task_sources_from_folder(root, configs)
         if args.category_map:
-            if not any(s.task.name == "gmet" for s in sources):
+            # The map applies to the tasks that declare categories (GMET).
+            if not any(s.task.categories for s in sources):
                 raise NlueError("--category-map applies to gmet, which this build does not include")
             categories = parse_category_map(args.category_map)
             sources = [
-                replace(s, mapping=FieldMapping(categories=categories)) if s.task.name == "gmet" else s for s in sources
+                replace(s, mapping=FieldMapping(categories=categories)) if s.task.categories else s for s in sources
             ]
     options = BuildOptions(
         name=args.name,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nlue.registry.tasks import get_task
-from nlue.scoring.nlue_score import primary_score
+from nlue.scoring.overall import primary_score
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,9 @@ writes Parquet shards. The test split is kept as released: its items that also o
 train or validation, and its own repeats, are counted, not removed, unless the user asks
 (``drop_leaked_test``); near-duplicates and inputs shared field by field are counted too
 (:mod:`nlue.data.overlap`). Everything goes to a staging folder that replaces the output
-only when the whole build succeeded, so a failed build leaves nothing behind.
+only when the whole build succeeded, so a failed build leaves nothing behind. A build
+that is killed (and so cannot clean up) leaves its staging folder; the next build into
+the same place removes it, recognising it by an owner marker (:func:`stale_build_folder`).
 
 Memory does not grow with the rows beyond a fixed-width record per distinct row:
 rows are held a batch at a time, statistics are histograms and counts, and what must
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -48,10 +49,11 @@ from nlue.data.report import (
 )
 from nlue.data.rows import Dropped, RowConverter
 from nlue.data.sources import read_records
+from nlue.data.staging import move_into_place, remove_stale_build_folders, write_owner_marker
 from nlue.data.stats import SplitStats
 from nlue.errors import NlueError, RowProblem, SourceError
 from nlue.registry.features import task_features
-from nlue.registry.tasks import TASK_NAMES, TaskSpec
+from nlue.registry.tasks import TASKS
 
 logger = logging.getLogger(__name__)
 
@@ -109,9 +111,9 @@ class _ConfigBuilder:
         self.rejects_written = 0
         self.features = task_features(self.task)
         self.converter = RowConverter(self.task, sources.mapping)
-        self.input_keys = ("sentence",) if self.task.problem_type == "mask_fill" else tuple(self.task.input_fields)
+        self.input_keys = self.task.kind.identity_fields(self.task)
         self.label_field = self.task.label_field
-        self.label_dtype = _label_code_dtype(self.task)
+        self.label_dtype = self.task.kind.label_code_dtype(self.task)
         self.stratum_dtype = stratum_dtype(self.task)
         self.train_index = overlap.TrainIndex(self.input_keys)
 
@@ -131,7 +133,7 @@ class _ConfigBuilder:
         train_keys = FingerprintSet(self.label_dtype)
         validation_keys = FingerprintSet()
         has_train = "train" in files
-        carve = has_train and "validation" not in files and self.task.problem_type != "mask_fill"
+        carve = has_train and "validation" not in files and self.task.kind.carves_validation
         for split in self.task.splits:
             if split not in files:
                 continue
@@ -326,11 +328,7 @@ class _ConfigBuilder:
 
     def _label_codes(self, values: list[Any]) -> np.ndarray | None:
         """Label codes equal exactly when the labels are: class ids, or a score's float64 bits."""
-        if self.label_dtype is None:
-            return None
-        if self.task.problem_type == "regression":
-            return np.array(values, dtype=np.float64).view(np.uint64)
-        return np.array(values, dtype=self.label_dtype)
+        return self.task.kind.label_codes(self.task, values)
 
     def _build_train_with_carved_validation(
         self, paths: Sequence[Path], train_keys: FingerprintSet
@@ -392,19 +390,7 @@ class _ConfigBuilder:
 
     def _strata(self, table: pa.Table) -> np.ndarray:
         """Carving strata of a table's rows: the class id, or the score band 0..5."""
-        labels = table.column(self.label_field).to_numpy()
-        if self.task.problem_type == "regression":
-            labels = np.rint(labels)  # round half to even, as round() does
-        return labels.astype(self.stratum_dtype)
-
-
-def _label_code_dtype(task: TaskSpec) -> np.dtype | None:
-    """How a row's label is kept beside its fingerprint, to tell duplicates from conflicts."""
-    if task.label_field is None:
-        return None  # GMET: rows with the same sentence are duplicates, whatever the answers
-    if task.problem_type == "regression":
-        return np.dtype(np.uint64)  # the score's float64 bits
-    return np.dtype(np.uint8 if len(task.label_names) <= 256 else np.int64)
+        return self.task.kind.strata(self.task, table.column(self.label_field).to_numpy()).astype(self.stratum_dtype)
 
 
 def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOptions) -> BuildResult:
@@ -416,15 +402,20 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
     if not 0.0 < options.validation_fraction < 1.0:
         raise NlueError(f"--validation-fraction must be between 0 and 1, got {options.validation_fraction}")
     out_dir.mkdir(parents=True, exist_ok=True)
+    # Staging folders only ever hold an unfinished build, so a dead one can go before this
+    # build needs the disk space; retired (".old-") folders may hold the only copy of the
+    # previous output when a move was cut short, so they go only after this build is in place.
+    remove_stale_build_folders(out_dir, options.name, ("staging",))
     staging = Path(tempfile.mkdtemp(prefix=f".{options.name}.staging-", dir=out_dir))
     try:
+        write_owner_marker(staging)
         repo = staging / options.name
         repo.mkdir()
         rejects_path = staging / f"{options.name}{REJECTS_SUFFIX}"
         configs: dict[str, ConfigReport] = {}
         rejects = 0
         with rejects_path.open("w", encoding="utf-8") as rejects_file:
-            for task_sources in sorted(sources, key=lambda s: TASK_NAMES.index(s.task.name)):
+            for task_sources in sorted(sources, key=lambda s: list(TASKS).index(s.task.name)):
                 builder = _ConfigBuilder(task_sources, repo / task_sources.task.name, options, rejects_file)
                 configs[task_sources.task.name] = builder.build()
                 rejects += builder.rejects_written
@@ -440,10 +431,11 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
             "configs": {name: cfg.to_dict() for name, cfg in configs.items()},
         }
         report_path.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        final = _move_into_place(staging, out_dir, options.name)
+        final = move_into_place(staging, out_dir, options.name)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    remove_stale_build_folders(out_dir, options.name, ("old",))
     return BuildResult(
         repo_dir=final / options.name if final != out_dir else out_dir / options.name,
         report_path=out_dir / f"{options.name}{REPORT_SUFFIX}",
@@ -451,18 +443,3 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
         configs=configs,
         rejects=rejects,
     )
-
-
-def _move_into_place(staging: Path, out_dir: Path, name: str) -> Path:
-    """Replace the previous build (if any) with the staged one, then drop the old copy."""
-    retired = Path(tempfile.mkdtemp(prefix=f".{name}.old-", dir=out_dir))
-    try:
-        for entry in sorted(staging.iterdir()):
-            target = out_dir / entry.name
-            if target.exists():
-                os.replace(target, retired / entry.name)
-            os.replace(entry, target)
-    finally:
-        shutil.rmtree(retired, ignore_errors=True)
-        shutil.rmtree(staging, ignore_errors=True)
-    return out_dir

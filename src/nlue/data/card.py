@@ -26,7 +26,7 @@ from nlue.data.normalize import __doc__ as NORMALIZATION_RULES
 from nlue.data.sample import SAMPLE_TAG
 from nlue.registry.features import task_features
 from nlue.registry.paper import PAPER_CITATION
-from nlue.registry.tasks import NLUE_SCORE_NOTE, TASK_NAMES, TaskSpec
+from nlue.registry.tasks import NLUE_SCORE_NOTE, TaskSpec
 
 if TYPE_CHECKING:
     from nlue.data.report import BuildOptions, ConfigReport, SplitReport
@@ -63,7 +63,7 @@ def _card_data(configs: Mapping[str, ConfigReport], options: BuildOptions) -> Da
         pretty_name=pretty,
         tags=["nepali", "nlue", "benchmark"] + ([SAMPLE_TAG] if options.is_sample else []),
     )
-    default = next(name for name in TASK_NAMES if name in configs)
+    default = next(iter(configs))  # the builder writes configs in registry order
     metadata_configs = MetadataConfigs(
         {
             name: {
@@ -272,14 +272,14 @@ def _config_section(cfg: ConfigReport, options: BuildOptions) -> str:
                     for i, name in enumerate(task.label_names)
                 )
             )
-        if task.problem_type == "regression" and stats:
+        if task.score_range is not None and stats:
             cells.append(_score_summary(stats.label_counts))
         cells.append(length)
         lines.append("| " + " | ".join(cells) + " |")
     if task.class_balance:
         balance = ", ".join(f"{name} {100 * share:.0f}%" for name, share in task.class_balance.items())
         lines += ["", f"Class balance reported by the paper: {balance}."]
-    if task.problem_type == "mask_fill":
+    if task.categories:
         themes = cfg.splits["test"].stats.group_counts if "test" in cfg.splits and cfg.splits["test"].stats else {}
         if themes:
             lines += ["", "Items per thematic area: " + ", ".join(f"{k} {v}" for k, v in sorted(themes.items())) + "."]

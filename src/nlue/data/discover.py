@@ -9,7 +9,7 @@ from pathlib import Path
 from nlue.data.report import SPLIT_ALIASES, SPLITS, TaskSources
 from nlue.data.sources import SUPPORTED_SUFFIXES
 from nlue.errors import NlueError
-from nlue.registry.tasks import TASK_NAMES, get_task
+from nlue.registry.tasks import TASKS, get_task
 
 
 def discover_sources(root: Path) -> dict[str, dict[str, list[Path]]]:
@@ -18,8 +18,8 @@ def discover_sources(root: Path) -> dict[str, dict[str, list[Path]]]:
         raise NlueError(f"{root}: source folder not found")
     found: dict[str, dict[str, list[Path]]] = {}
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
-        if folder.name not in TASK_NAMES:
-            raise NlueError(f"{folder}: not an NLUE config; folders must be named one of {', '.join(TASK_NAMES)}")
+        if folder.name not in TASKS:
+            raise NlueError(f"{folder}: not an NLUE config; folders must be named one of {', '.join(TASKS)}")
         splits: dict[str, list[Path]] = {}
         for path in sorted(folder.iterdir()):
             if path.name.startswith((".", "_")) or path.is_dir():

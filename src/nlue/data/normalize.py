@@ -13,6 +13,15 @@ Rules (documented in the README and the dataset card):
   ``।`` (and ``||`` becomes ``॥``); real dandas are kept as they are.
 * Devanagari digits (०-९) and ASCII digits are kept as written: converting them would
   change the text a model sees, and both occur in real Nepali text.
+* The emoji variation selectors U+FE0F (emoji style) and U+FE0E (text style) are kept
+  only right after an emoji they can apply to, and removed anywhere else (scraped text
+  often leaves them after Devanagari, a space or punctuation, where they do nothing but
+  make two equal sentences differ). An emoji here is a character with the Unicode
+  property Extended_Pictographic in the Basic Multilingual Plane (❤, ☺, ✔, ©, ™, ‼, ...),
+  or any character from U+1F000 to U+1FFFF (the emoji blocks, including flags' letters,
+  skin-tone modifiers and code points reserved for future emoji); a digit, ``#`` or ``*``
+  counts only as the base of a keycap, i.e. when the selector is followed by U+20E3
+  (``1️⃣``). A selector after a selector is removed too.
 """
 
 from __future__ import annotations
@@ -33,6 +42,30 @@ _STRAY_JOINER = re.compile(f"(?<![{_DEVANAGARI}])[\u200c\u200d]+|[\u200c\u200d]+
 _WHITESPACE = re.compile(r"\s+")
 _PIPE_DOUBLE_DANDA = re.compile(f"(?<=[{_DEVANAGARI}])\\s*\\|\\|")
 _PIPE_DANDA = re.compile(f"(?<=[{_DEVANAGARI}])\\s*\\|")
+_VARIATION_SELECTORS = "\ufe0e\ufe0f"
+# Extended_Pictographic characters of the BMP (Unicode emoji-data; generated once with the
+# `regex` module's \p{Extended_Pictographic}, kept literal so that normalisation needs no
+# dependency), then the supplementary emoji blocks whole.
+_EMOJI_BASE = (
+    "\u00a9\u00ae\u203c\u2049\u2122\u2139\u2194-\u2199\u21a9-\u21aa\u231a-\u231b\u2328\u23cf\u23e9-\u23f3"
+    "\u23f8-\u23fa\u24c2\u25aa-\u25ab\u25b6\u25c0\u25fb-\u25fe\u2600-\u2604\u260e\u2611\u2614-\u2615"
+    "\u2618\u261d\u2620\u2622-\u2623\u2626\u262a\u262e-\u262f\u2638-\u263a\u2640\u2642\u2648-\u2653"
+    "\u265f-\u2660\u2663\u2665-\u2666\u2668\u267b\u267e-\u267f\u2692-\u2697\u2699\u269b-\u269c"
+    "\u26a0-\u26a1\u26a7\u26aa-\u26ab\u26b0-\u26b1\u26bd-\u26be\u26c4-\u26c5\u26c8\u26ce-\u26cf\u26d1"
+    "\u26d3-\u26d4\u26e9-\u26ea\u26f0-\u26f5\u26f7-\u26fa\u26fd\u2702\u2705\u2708-\u270d\u270f\u2712"
+    "\u2714\u2716\u271d\u2721\u2728\u2733-\u2734\u2744\u2747\u274c\u274e\u2753-\u2755\u2757\u2763-\u2764"
+    "\u2795-\u2797\u27a1\u27b0\u27bf\u2934-\u2935\u2b05-\u2b07\u2b1b-\u2b1c\u2b50\u2b55\u3030\u303d\u3297"
+    "\u3299\U0001f000-\U0001ffff"
+)
+_KEYCAP_BASE = "0-9#*"
+# A selector is orphaned when what precedes it is neither an emoji nor a keycap base, or
+# when it follows a keycap base but no keycap mark (U+20E3) follows it. The pattern opens
+# with the selector itself, so that re skips to selectors instead of testing a lookbehind
+# at every character (~6x faster on a line with one emoji).
+_ORPHAN_SELECTOR = re.compile(
+    f"[{_VARIATION_SELECTORS}](?:(?<![{_EMOJI_BASE}{_KEYCAP_BASE}].)|(?<=[{_KEYCAP_BASE}].)(?!\u20e3))",
+    flags=re.DOTALL,
+)
 
 
 def normalize_text(text: str) -> str:
@@ -40,9 +73,12 @@ def normalize_text(text: str) -> str:
     text = unicodedata.normalize("NFC", text)
     # Fast path for the common case. Invisible characters and joiners are format
     # characters and every whitespace character but " " is a control or separator, none
-    # of them printable; so printable text without "|" needs at most its spaces tidied.
-    # The result is what the full sequence of passes below gives.
+    # of them printable; so printable text without "|" needs at most its orphaned
+    # variation selectors removed (they are nonspacing marks, hence printable) and its
+    # spaces tidied. The result is what the full sequence of passes below gives.
     if text.isprintable() and "|" not in text:
+        if "\ufe0f" in text or "\ufe0e" in text:
+            text = _ORPHAN_SELECTOR.sub("", text)
         if "  " in text or text.startswith(" ") or text.endswith(" "):
             return " ".join(text.split())
         return text
@@ -55,6 +91,8 @@ def _normalize_passes(text: str) -> str:
         text = _ALWAYS_INVISIBLE.sub("", text)
     if "\u200c" in text or "\u200d" in text:
         text = _STRAY_JOINER.sub("", text)
+    if "\ufe0f" in text or "\ufe0e" in text:
+        text = _ORPHAN_SELECTOR.sub("", text)
     if "|" in text:
         text = _PIPE_DOUBLE_DANDA.sub("॥", text)
         text = _PIPE_DANDA.sub("।", text)
@@ -84,7 +122,7 @@ _ANSWER_STRIP = "".join(
 NEAR_DUPLICATE_RULES = (
     "Two items are near-duplicates when their normalised inputs agree once each text is folded "
     "further: letters casefolded, Devanagari digits (०-९) read as ASCII digits, and punctuation "
-    "(dandas included), spaces and ZWJ/ZWNJ removed."
+    "(dandas included), spaces, ZWJ/ZWNJ and the emoji variation selectors U+FE0E/U+FE0F removed."
 )
 
 
@@ -136,7 +174,9 @@ def _loose_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per code point: is it deleted, what it becomes, and does its casefold take 2+ code points.
 
     Deleted: Unicode punctuation (every P* category: dandas, quotes, dashes, ...), the
-    space (the only whitespace left by :func:`normalize_text`) and ZWJ/ZWNJ. Mapped:
+    space (the only whitespace left by :func:`normalize_text`), ZWJ/ZWNJ and the emoji
+    variation selectors (after normalisation they remain only after an emoji, where they
+    choose its look, not its meaning: "❤" and "❤\ufe0f" are the same heart). Mapped:
     Devanagari digits to ASCII, and every character whose casefold is one character to
     that character (casefolding is per character, so this equals ``str.casefold``).
     Built on first use (~0.1 s, ~6 MiB): importers that never fold should not pay.
@@ -155,6 +195,6 @@ def _loose_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             mapped[code] = ord(folded)
         else:
             expands[code] = True
-    deleted[[ord(" "), 0x200C, 0x200D]] = True
+    deleted[[ord(" "), 0x200C, 0x200D, 0xFE0E, 0xFE0F]] = True
     mapped[0x0966:0x0970] = np.arange(ord("0"), ord("9") + 1, dtype=np.uint32)
     return deleted, mapped, expands

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nlue.data.mapping import FieldMapping
 from nlue.data.overlap import OverlapCounts
 from nlue.data.parquet_io import DEFAULT_MAX_SHARD_BYTES
-from nlue.data.rows import FieldMapping
 from nlue.data.stats import SplitStats
 from nlue.registry.tasks import TaskSpec
 

@@ -12,7 +12,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from nlue.registry.tasks import TASKS, TaskSpec
+from nlue.registry.tasks import TASK_NAMES, TASKS, TaskSpec
 
 SAMPLE_TAG = "sample-data"  # the card tag `nlue build` gives a build of the embedded sample
 
@@ -22,10 +22,14 @@ def sample_data_dir() -> Path:
     return Path(str(files("nlue") / "sample_data"))
 
 
-def sample_records(include_gmet: bool = True) -> Iterator[tuple[TaskSpec, dict[str, Any]]]:
-    """Every sample record with its task, in registry and split order."""
-    for task in TASKS.values():
-        if task.problem_type == "mask_fill" and not include_gmet:
+def sample_records(include_test_only: bool = True) -> Iterator[tuple[TaskSpec, dict[str, Any]]]:
+    """Every sample record of NLUE with its task, in registry and split order.
+
+    ``include_test_only=False`` leaves out the tasks that have only a test split (GMET):
+    what the download-free baselines train on must not hold the items they are scored on.
+    """
+    for task in (TASKS[name] for name in TASK_NAMES):
+        if "train" not in task.splits and not include_test_only:
             continue
         for split in task.splits:
             path = sample_data_dir() / task.name / f"{split}.jsonl"

@@ -60,7 +60,7 @@ def check_baseline(model: str) -> str:
 
 def corpus_texts() -> Iterator[str]:
     """Every text field of the embedded sample data except GMET (its test sentences stay unseen)."""
-    for task, record in sample_records(include_gmet=False):
+    for task, record in sample_records(include_test_only=False):
         for name in task.text_fields:
             text = str(record.get(name) or "").replace("_", " ").strip()
             if text:

@@ -2,7 +2,8 @@
 
 * which task a config name means (a clear error for a wrong or missing one);
 * the input features of each kind of task, so that the ``nlue`` module's ``gmet`` config
-  and the ``gmet_combined`` module cannot drift apart;
+  and the ``gmet_combined`` module cannot drift apart, and the format in which evaluate
+  hands them over (Python floats for scores: evaluate's NumPy format would be float32);
 * the shared text describing the bootstrap arguments;
 * where the module folders live, to load them offline by path.
 
@@ -76,9 +77,19 @@ def gmet_features() -> list[datasets.Features]:
     ]
 
 
-def input_format(spec: TaskSpec) -> str | None:
-    """NumPy arrays for flat numeric inputs; Python lists where references are nested (GMET)."""
-    return None if spec.problem_type == "mask_fill" else "numpy"
+def input_format(problem_type: str) -> str | None:
+    """The ``MetricInfo.format`` in which evaluate hands a module's inputs to ``_compute``.
+
+    ``"numpy"`` for integer label ids only. Real-valued scores go as Python lists, and so do
+    GMET's nested answer lists. evaluate stores the inputs in an Arrow cache with the
+    declared float64 type, then reads them back through ``datasets``' formatter for
+    ``format``; the NumPy formatter turns every floating column into float32 whatever the
+    feature says (a deep-learning default of ``datasets``, and evaluate passes no dtype), so
+    STS-B scores lost everything past the 7th digit and correlations drifted by ~1e-8.
+    The Python formatter returns the stored float64 values as Python floats, bit for bit,
+    and the scorers turn them into float64 arrays themselves.
+    """
+    return "numpy" if problem_type == "classification" else None
 
 
 def metric_path(name: str) -> str:

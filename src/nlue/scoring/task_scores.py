@@ -12,12 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from nlue.registry.tasks import get_task
 from nlue.scoring.bootstrap import DEFAULT_CONFIDENCE_LEVEL, DEFAULT_SEED, scores_with_intervals
 from nlue.scoring.classification import classification_problem, observed_labels
-from nlue.scoring.gmet import category_accuracy, gmet_correctness, gmet_problem
+from nlue.scoring.gmet import category_accuracy
 from nlue.scoring.problem import ScoringProblem
 from nlue.scoring.regression import regression_problem
 from nlue.scoring.significance import DEFAULT_TEST_RESAMPLES, PairedComparison, TestMethod, paired_test
@@ -26,28 +24,12 @@ from nlue.scoring.significance import DEFAULT_TEST_RESAMPLES, PairedComparison, 
 def build_problem(
     task: str, predictions: Any, references: Any, categories: Sequence[str] | None = None
 ) -> tuple[ScoringProblem, tuple[str, ...]]:
-    """Validate inputs for ``task`` and return its scoring problem (plus GMET category names)."""
+    """Validate inputs for ``task`` and return its scoring problem (plus category names, for GMET).
+
+    The task's kind decides how its inputs are read (:meth:`nlue.registry.kinds.TaskKind.scoring_problem`).
+    """
     spec = get_task(task)
-    if categories is not None and spec.problem_type != "mask_fill":
-        raise ValueError(f"categories apply to GMET only; task {task!r} takes predictions and references alone")
-    if spec.problem_type == "classification":
-        return classification_problem(predictions, references, range(spec.num_labels), f"task {task!r}"), ()
-    if spec.problem_type == "regression":
-        return regression_problem(predictions, references), ()
-    return gmet_problem(categories, gmet_references_to_correctness(predictions, references))
-
-
-def gmet_references_to_correctness(predictions: Any, references: Any) -> np.ndarray:
-    """GMET references are either each item's acceptable answers or a 0/1 human judgment of the prediction."""
-    if references is None:
-        raise ValueError("GMET needs references: each item's acceptable answers, or a 0/1 judgment per item")
-    items = list(references)
-    is_list = [not isinstance(item, str) and isinstance(item, Sequence | np.ndarray) for item in items]
-    if all(is_list):
-        return gmet_correctness(list(predictions), items, None)
-    if not any(is_list):
-        return gmet_correctness(list(predictions), None, items)
-    raise ValueError("GMET references mix answer lists and judgments; use one form for every item")
+    return spec.kind.scoring_problem(spec, predictions, references, categories)
 
 
 def score_task(

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
-from nlue.registry.tasks import TASKS
+from nlue.registry.tasks import TASK_NAMES, TASKS
 from nlue.space.columns import NLUE_SCORE, task_header
 from nlue.space.leaderboard import LeaderboardRow
 
@@ -21,7 +21,7 @@ _PALETTE = ("#dc2626", "#2563eb", "#16a34a", "#d97706", "#7c3aed", "#0891b2")
 def score_chart(rows: Sequence[LeaderboardRow]) -> Figure:
     """Grouped bars of each row's primary score per task (percent), plus its NLUE score."""
     rows = list(rows)[:MAX_CHART_MODELS]
-    labels = [task_header(t) for t in TASKS.values()] + [NLUE_SCORE.name]
+    labels = [task_header(TASKS[t]) for t in TASK_NAMES] + [NLUE_SCORE.name]
     figure = Figure(figsize=(11, 4.2), dpi=100, layout="constrained")
     axes = figure.add_subplot()
     if not rows:
@@ -30,7 +30,7 @@ def score_chart(rows: Sequence[LeaderboardRow]) -> Figure:
         return figure
     width = 0.8 / len(rows)
     for index, row in enumerate(rows):
-        values = [row.task_scores.get(t) for t in TASKS] + [row.nlue.score]
+        values = [row.task_scores.get(t) for t in TASK_NAMES] + [row.nlue.score]
         positions = [i + (index - (len(rows) - 1) / 2) * width for i in range(len(labels))]
         present = [(x, 100 * v) for x, v in zip(positions, values, strict=True) if v is not None]
         axes.bar(

@@ -1,4 +1,4 @@
-"""The leaderboard's columns, derived from the task registry and the paper's table layout.
+"""The NLUE leaderboard's columns, derived from the registry's NLUE tasks and the paper's table layout.
 
 Two views of the same rows:
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from nlue.registry.paper import RESULT_COLUMNS
-from nlue.registry.tasks import TASKS, TaskSpec
+from nlue.registry.tasks import TASK_NAMES, TASKS, TaskSpec
 
 Datatype = Literal["str", "number", "markdown"]
 View = Literal["paper", "primary"]
@@ -46,7 +46,7 @@ METRIC_SHORT = {
     "combined": "C",
 }
 # The tasks whose paper numbers are human verdicts, where our automatic scores get columns of their own.
-JUDGED_TASKS: tuple[str, ...] = tuple(name for name, task in TASKS.items() if task.primary_is_paper_defined)
+JUDGED_TASKS: tuple[str, ...] = tuple(name for name in TASK_NAMES if TASKS[name].primary_is_paper_defined)
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ TASK_COLUMNS: tuple[Column, ...] = tuple(
         f"{t.title}: {primary_metric_name(t)}" + (", judged by native speakers" if t.name in JUDGED_TASKS else ""),
         t.name,
     )
-    for t in TASKS.values()
+    for t in (TASKS[name] for name in TASK_NAMES)
 )
 AUTOMATIC_COLUMNS: tuple[Column, ...] = tuple(
     Column(
@@ -105,7 +105,7 @@ AUTOMATIC_COLUMNS: tuple[Column, ...] = tuple(
 )
 CI_COLUMNS: tuple[Column, ...] = tuple(
     Column(f"{task_header(t)} 95% CI", "str", f"{t.title}: bootstrap interval, where the run has one", t.name)
-    for t in TASKS.values()
+    for t in (TASKS[name] for name in TASK_NAMES)
 )
 PAPER_METRIC_COLUMNS: tuple[Column, ...] = tuple(
     Column(

@@ -81,11 +81,9 @@ class DataBrowser:
                 continue
             values = subset[name]
             feature = rows.features[name]
-            if isinstance(feature, datasets.ClassLabel):
-                values = [feature.int2str(v) for v in values]
-            elif name == "answers":
+            if name == task.label_field:
+                values = [task.kind.format_label(task, v) for v in values]
+            elif isinstance(feature, datasets.Sequence | datasets.List):
                 values = [" / ".join(v) for v in values]
-            elif name == task.label_field and task.problem_type == "regression":
-                values = [round(float(v), 2) for v in values]
             columns[name] = values
         return pd.DataFrame(columns)

@@ -14,23 +14,28 @@ from typing import Any
 import numpy as np
 
 from nlue.errors import NlueError
-from nlue.registry.tasks import STSB_SCORE_RANGE, TASKS, WG_BLANK, TaskSpec
+from nlue.registry.tasks import TASKS, TRAINABLE_TASKS, TaskSpec
 from nlue.space.cache import LoadedModel
 from nlue.space.models import ModelEntry, labels_fit
 from nlue.training.predict import predict_logits, probabilities
 
 logger = logging.getLogger(__name__)
 
-# Tasks a classifier can be tried on (GMET has its own tab: it needs a masked LM).
-TRY_TASKS: tuple[str, ...] = tuple(t.name for t in TASKS.values() if t.problem_type != "mask_fill")
-MAX_FIELDS: int = max(len(TASKS[t].input_fields) for t in TRY_TASKS)
+# Tasks a classifier can be tried on, read live from the registry (GMET has its own tab: it needs a masked LM).
+TRY_TASKS: Sequence[str] = TRAINABLE_TASKS
 
-# Hints shown under an input field, where the field needs more than "type text here".
-FIELD_HINTS: Mapping[tuple[str, str], str] = {
-    ("wg", "sentence"): f"Mark the blank with {WG_BLANK} (exactly one).",
-    ("cr", "sentence2"): "The first sentence with the pronoun replaced by a candidate.",
-    ("stsb", "sentence2"): "The model scores similarity from 0 (unrelated) to 5 (same meaning).",
-}
+
+def max_fields() -> int:
+    """The most input fields any task of the Try tab has: the form's number of text boxes."""
+    return max(len(TASKS[t].input_fields) for t in TRY_TASKS)
+
+
+def field_hint(task: TaskSpec, field: str) -> str:
+    """The hint under an input field, where it needs more than "type text here" (declared in the registry)."""
+    spec = task.input_spec
+    if spec.blank is not None and field == spec.blank_field:
+        return f"Mark the blank with {spec.blank} (exactly one)."
+    return task.field_hints.get(field, "")
 
 
 class InputError(NlueError):
@@ -58,16 +63,17 @@ def validate_inputs(task: TaskSpec, values: Sequence[str | None], max_chars: int
         example[field] = text
     if len(example) < len(task.input_fields):
         raise InputError(f"{task.title} needs {len(task.input_fields)} fields; got {len(example)}.")
-    if task.name == "wg" and example["sentence"].count(WG_BLANK) != 1:
-        raise InputError(f"Mark the blank in the sentence with exactly one {WG_BLANK}; the options fill it.")
+    problem = task.kind.check_row(task, example)
+    if problem is not None:
+        raise InputError(f"{field_label(problem.field)}: {problem.reason}.")
     return example
 
 
 def format_prediction(task: TaskSpec, logits: np.ndarray) -> dict[str, float] | str:
     """What gr.Label shows: class probabilities by label name, or the stsb score as text."""
     row = np.asarray(logits, dtype=np.float64).reshape(-1)
-    if task.problem_type == "regression":
-        low, high = STSB_SCORE_RANGE
+    if not task.kind.has_classes:
+        low, high = task.score_range or (float("-inf"), float("inf"))
         score = float(row[0])
         clipped = min(max(score, low), high)
         note = "" if abs(clipped - score) < 0.005 else f" (the model said {score:.2f})"

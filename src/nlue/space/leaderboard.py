@@ -88,7 +88,7 @@ def paper_rows() -> list[LeaderboardRow]:
     rows = []
     for model in PAPER_MODELS:
         scores = {}
-        for name, task in TASKS.items():
+        for name, task in ((n, TASKS[n]) for n in TASK_NAMES):
             value = task.paper_primary_score(model.name)
             if value is not None:
                 scores[name] = value
@@ -99,8 +99,8 @@ def paper_rows() -> list[LeaderboardRow]:
                 data="NLUE test sets",
                 task_scores=scores,
                 params_millions=float(model.params_millions),
-                metrics={name: dict(task.paper_results[model.name]) for name, task in TASKS.items()},
-                flags=tuple(flag for task in TASKS.values() for flag in task.paper_flags.get(model.name, ())),
+                metrics={name: dict(TASKS[name].paper_results[model.name]) for name in TASK_NAMES},
+                flags=tuple(flag for name in TASK_NAMES for flag in TASKS[name].paper_flags.get(model.name, ())),
             )
         )
     return rows

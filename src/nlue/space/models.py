@@ -25,13 +25,14 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from nlue.errors import NlueError
-from nlue.registry.tasks import TASKS, TaskSpec, get_task
+from nlue.registry.kinds.base import named_labels
+from nlue.registry.tasks import TASKS, TRAINABLE_TASKS, TaskSpec, get_task
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +42,7 @@ MODELS_FILE_SUFFIXES = (".yaml", ".yml", ".json")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _ENTRY_KEYS = {"path", "name", "kind", "tasks"}
 _SCAN_DEPTH = 3  # <root>/<task>/, <root>/<model>/<task>/, <root>/<model>/<task>/merged/
-_DEFAULT_LABEL = re.compile(r"LABEL_\d+")
-CLASSIFIER_TASKS: tuple[str, ...] = tuple(t.name for t in TASKS.values() if t.problem_type != "mask_fill")
+CLASSIFIER_TASKS: Sequence[str] = TRAINABLE_TASKS  # a live view of the registry
 
 
 class ModelNotAllowed(NlueError):
@@ -114,25 +114,24 @@ def tasks_for_labels(config: Mapping[str, Any]) -> tuple[str, ...]:
     A regression head (one output) fits stsb. A config whose labels are unnamed
     (``LABEL_0``...) fits no task: its outputs cannot be read against the registry.
     """
-    id2label = {int(k): str(v) for k, v in (config.get("id2label") or {}).items()}
-    if len(id2label) == 1 or config.get("problem_type") == "regression":
-        return ("stsb",) if len(id2label) <= 1 else ()
-    if not id2label or all(_DEFAULT_LABEL.fullmatch(v) for v in id2label.values()):
-        return ()
-    return tuple(t.name for t in TASKS.values() if t.is_classification and t.id2label == id2label)
+    id2label = config.get("id2label") or {}
+    count = len(id2label) or int(config.get("num_labels") or 0)
+    labels = named_labels(id2label)
+    if config.get("problem_type") == "regression":
+        count = 1
+    fits = [
+        task
+        for task in (TASKS[name] for name in CLASSIFIER_TASKS)
+        if task.kind.head_mismatch(task, count, labels) is None and (labels is not None or not task.kind.has_classes)
+    ]
+    return tuple(task.name for task in fits)
 
 
 def labels_fit(task: TaskSpec, config: Any) -> bool:
     """True when a loaded model's config reads out ``task``'s labels in the registry's order."""
     num_labels = int(getattr(config, "num_labels", 0) or 0)
-    if num_labels != task.num_labels:
-        return False
-    if task.problem_type == "regression":
-        return True
-    id2label = {int(k): str(v) for k, v in (getattr(config, "id2label", None) or {}).items()}
-    if all(_DEFAULT_LABEL.fullmatch(v) for v in id2label.values()):
-        return True  # a LoRA base config: the head's names live in the registry, its size matched
-    return id2label == task.id2label
+    # Unnamed labels of the right number: a LoRA base config, whose head's names live in the registry.
+    return task.kind.head_mismatch(task, num_labels, named_labels(getattr(config, "id2label", None))) is None
 
 
 def _task_hint(folder: Path) -> tuple[str, ...]:

@@ -26,12 +26,12 @@ from nlue.space.charts import MAX_CHART_MODELS, score_chart
 from nlue.space.data import DataBrowser
 from nlue.space.gmet import check_sentence, load_masked_lm, predict_blank
 from nlue.space.inference import (
-    FIELD_HINTS,
-    MAX_FIELDS,
     TRY_TASKS,
     InputError,
     check_head,
+    field_hint,
     field_label,
+    max_fields,
     predict_example,
     validate_inputs,
 )
@@ -121,10 +121,8 @@ class SpaceService:
 
     def task_form(self, task_name: str) -> TaskForm:
         task = get_task(task_name)
-        fields = [
-            FieldForm(True, field_label(field), FIELD_HINTS.get((task.name, field), "")) for field in task.input_fields
-        ]
-        fields += [FieldForm(False)] * (MAX_FIELDS - len(fields))
+        fields = [FieldForm(True, field_label(field), field_hint(task, field)) for field in task.input_fields]
+        fields += [FieldForm(False)] * (max_fields() - len(fields))
         models = tuple(self.catalog.classifiers_for(task.name))
         summary = text.task_summary(task, self.settings.max_chars)
         if not models:
@@ -154,7 +152,7 @@ class SpaceService:
         task = get_task(task_name)
         item = self.data.example(task.name, seed)
         values = [str(item[field]) for field in task.input_fields]
-        return values + [""] * (MAX_FIELDS - len(values))
+        return values + [""] * (max_fields() - len(values))
 
     # --- GMET ----------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ Anything that names tasks, metrics or models is built from the registry, not typ
 from __future__ import annotations
 
 from nlue.registry.paper import PAPER_CITATION
-from nlue.registry.tasks import MASK_PLACEHOLDER, NLUE_SCORE_NOTE, TASKS, TaskSpec
+from nlue.registry.tasks import MASK_PLACEHOLDER, NLUE_SCORE_NOTE, TASK_NAMES, TASKS, TaskSpec
 from nlue.registry.views import readme_tasks_table
 from nlue.space import columns as cols
 from nlue.space.columns import primary_metric_name, task_header
@@ -56,16 +56,13 @@ def task_choice(task: TaskSpec) -> tuple[str, str]:
 
 def task_summary(task: TaskSpec, max_chars: int) -> str:
     """The text under the task dropdown: what the task asks and what the model returns."""
-    if task.problem_type == "regression":
-        out = "a similarity score from 0 to 5"
-    else:
-        out = "one of " + ", ".join(f"`{name}`" for name in task.label_names)
+    out = task.kind.describe_output(task)
     return f"**{task.title}** ({task.category}). {task.description} The model returns {out}. Up to {max_chars:,} characters per field."
 
 
 def leaderboard_legend() -> str:
     primaries = {}
-    for task in TASKS.values():
+    for task in (TASKS[name] for name in TASK_NAMES):
         primaries.setdefault(primary_metric_name(task), []).append(task_header(task))
     listed = "; ".join(f"{name}: {', '.join(tasks)}" for name, tasks in primaries.items())
     judged = ", ".join(task_header(TASKS[t]) for t in cols.JUDGED_TASKS)
@@ -87,7 +84,7 @@ def leaderboard_legend() -> str:
 def flags_legend() -> str:
     """Every flagged cell of the paper's tables, with its explanation (Markdown)."""
     lines = ["### Flagged cells of the paper's tables", ""]
-    for task in TASKS.values():
+    for task in (TASKS[name] for name in TASK_NAMES):
         for model, flags in task.paper_flags.items():
             for flag in flags:
                 lines.append(f"- **{model}, {task_header(task)}** ({flag.summary}): {flag.explanation}")

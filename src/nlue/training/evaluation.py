@@ -51,7 +51,7 @@ def evaluate_task(
 
     if not (Path(checkpoint) / "adapter_config.json").is_file():
         config = AutoConfig.from_pretrained(checkpoint)
-        if not has_task_labels(config) and task.problem_type != "regression":
+        if not has_task_labels(config) and task.kind.has_classes:
             raise NlueError(f"{checkpoint}: has no trained classifier labels; fine-tune it first (`nlue train`)")
         check_label_mapping(config, task, checkpoint)
     data = load_task(dataset, task)
@@ -97,8 +97,8 @@ def run_evaluation(
     """Score ``model`` on ``tasks``; write one results file per task; return the NLUE score summary."""
     from nlue.scoring import nlue_score
 
-    wanted = list(TASK_NAMES[:-1]) if tasks == ["all"] else [get_task(t).name for t in tasks]
-    wanted = [t for t in wanted if get_task(t).problem_type != "mask_fill"]
+    wanted = list(TASK_NAMES) if tasks == ["all"] else [get_task(t).name for t in tasks]
+    wanted = [t for t in wanted if get_task(t).kind.trainable]
     checkpoints = checkpoints_for(model, wanted)
     scored: dict[str, dict[str, float]] = {}
     skipped: dict[str, str] = {}

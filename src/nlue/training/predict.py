@@ -77,9 +77,9 @@ def predict_logits(
 
 
 def logits_to_predictions(task: TaskSpec, logits: np.ndarray) -> np.ndarray:
-    if task.problem_type == "regression":
-        return logits.reshape(-1).astype(np.float64)
-    return logits.argmax(axis=-1)
+    if task.kind.has_classes:
+        return logits.argmax(axis=-1)
+    return logits.reshape(-1).astype(np.float64)
 
 
 def probabilities(logits: np.ndarray) -> np.ndarray:

@@ -21,7 +21,7 @@ import numpy as np
 from nlue.data.access import is_sample, load_task, resolve_dataset
 from nlue.errors import NlueError
 from nlue.registry.inputs import batch_text_pairs
-from nlue.registry.tasks import TaskSpec, get_task
+from nlue.registry.tasks import TaskSpec
 from nlue.results import RunResult, model_slug, write_result
 from nlue.training.args import (
     PRECISIONS,
@@ -31,7 +31,7 @@ from nlue.training.args import (
     NlueTrainingArguments,
     RecipeArguments,
 )
-from nlue.training.modeling import check_label_mapping, classifier_config_kwargs
+from nlue.training.modeling import check_label_mapping, classifier_config_kwargs, trainable_task
 from nlue.training.predict import logits_to_predictions
 
 logger = logging.getLogger(__name__)
@@ -144,7 +144,7 @@ def tokenize_dataset(dataset: Any, task: TaskSpec, tokenizer: Any, max_length: i
         first, second = batch_text_pairs(task, batch)
         encoded = tokenizer(first, second, truncation=True, max_length=max_length)
         labels = batch[label_field]
-        encoded["labels"] = [float(x) for x in labels] if task.problem_type == "regression" else labels
+        encoded["labels"] = task.kind.training_labels(task, labels)
         return encoded
 
     columns = next(iter(dataset.values())).column_names
@@ -267,9 +267,7 @@ def run_training(
     from nlue.training.modelcard import write_model_card
     from nlue.training.presets import PRESET_SCHEME
 
-    task = get_task(data_args.task)
-    if task.problem_type == "mask_fill":
-        raise NlueError("gmet is zero-shot: score a masked LM with `nlue gmet --model ...` instead of training")
+    task = trainable_task(data_args.task)
     model_args, training_args, paper_record = with_paper_hparams(model_args, training_args, recipe_args, task)
     push, hub_model_id = training_args.push_to_hub, training_args.hub_model_id
     output_dir = training_args.output_dir or f"runs/{model_slug(model_args.model_name_or_path)}-{task.name}"

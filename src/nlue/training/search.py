@@ -28,9 +28,10 @@ import numpy as np
 
 from nlue.data.access import load_task
 from nlue.errors import NlueError
-from nlue.registry.tasks import TaskSpec, get_task
+from nlue.registry.tasks import TaskSpec
 from nlue.results import model_slug, write_json_atomic
 from nlue.training.args import DataArguments, LoraArguments, ModelArguments, NlueTrainingArguments, RecipeArguments
+from nlue.training.modeling import trainable_task
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ def stratified_folds(strata: np.ndarray, k: int, seed: int) -> np.ndarray:
 
 def _strata(task: TaskSpec, labels: list[Any]) -> np.ndarray:
     values = np.asarray(labels, dtype=np.float64)
-    return np.rint(values).astype(np.int64) if task.problem_type == "regression" else values.astype(np.int64)
+    return task.kind.strata(task, values).astype(np.int64)
 
 
 def paper_best_preset(task: TaskSpec, model_id: str, paper_model: str | None = None) -> tuple[str, str]:
@@ -190,9 +191,7 @@ def run_search(
 
     from nlue.training.recipe import load_tokenizer, resolve_precision, run_training, tokenize_dataset
 
-    task = get_task(data_args.task)
-    if task.problem_type == "mask_fill":
-        raise NlueError("gmet is zero-shot: there is nothing to search")
+    task = trainable_task(data_args.task)
     presets, presets_source = search_presets(search_args.presets, task, model_args, recipe_args, lora_args.lora)
     lrs = parse_grid(search_args.learning_rates, float, "learning_rates")
     batches = parse_grid(search_args.batch_sizes, int, "batch_sizes")

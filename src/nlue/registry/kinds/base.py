@@ -1,0 +1,198 @@
+"""The interface every kind of task implements, and what the kinds share.
+
+A kind is the one place that decides, for every task of that kind: how an item becomes
+model input (in the spirit of lm-evaluation-harness's ``doc_to_text`` /
+``doc_to_choice`` / ``output_type``), its ``datasets`` features, the rules a source row
+must pass, the metrics and the primary one, and which evaluators apply. Everything
+else (builder, card, trainers, scoring, Space) asks the task's kind and never tests a
+task's name or kind by string.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import datasets
+import numpy as np
+
+if TYPE_CHECKING:
+    from nlue.registry.spec import TaskSpec
+    from nlue.scoring.problem import ScoringProblem
+
+# The evaluators a kind can name. Issue by issue more apply (causal-LM log-likelihood, generation).
+FINE_TUNED_CLASSIFIER = "fine-tuned classifier"
+MASKED_LM_FILL = "masked-LM fill"
+CAUSAL_LM_LOGLIKELIHOOD = "causal-LM log-likelihood"
+GENERATION = "generation"
+
+ALL_SPLITS: tuple[str, ...] = ("train", "validation", "test")
+# transformers names the labels of a fresh head LABEL_0, LABEL_1, ...: such a head names no task's labels.
+_UNNAMED_LABEL = re.compile(r"LABEL_\d+")
+
+
+def named_labels(id2label: Mapping[Any, Any] | None) -> dict[int, str] | None:
+    """A checkpoint's ``id2label`` when it names its labels; None for none or transformers' defaults."""
+    labels = {int(k): str(v) for k, v in (id2label or {}).items()}
+    if not labels or all(_UNNAMED_LABEL.fullmatch(v) for v in labels.values()):
+        return None
+    return labels
+
+
+@dataclass(frozen=True)
+class RowRejection:
+    """Why a row fails a kind's rules: the field and the reason (and the value, to show)."""
+
+    field: str
+    reason: str
+    value: str = ""
+
+
+@dataclass(frozen=True)
+class TaskKind:
+    """Base of the kinds; see the module docstring. Subclasses override what differs."""
+
+    name: str
+    metrics: tuple[str, ...]
+    primary_metric: str
+    hub_task_category: str
+    evaluators: tuple[str, ...]
+    splits: tuple[str, ...] = ALL_SPLITS
+    how_to_score: str = ""  # for kinds not fine-tuned: the command that scores them
+
+    # ---------------------------------------------------------------- what the kind is
+    @property
+    def trainable(self) -> bool:
+        """Whether tasks of this kind are fine-tuned as sequence classifiers."""
+        return FINE_TUNED_CLASSIFIER in self.evaluators
+
+    @property
+    def has_classes(self) -> bool:
+        return False
+
+    @property
+    def carves_validation(self) -> bool:
+        """Whether a missing validation split is carved out of train (only kinds that train)."""
+        return "train" in self.splits
+
+    def num_labels(self, task: TaskSpec) -> int:
+        return len(task.label_names)
+
+    def text_fields(self, task: TaskSpec) -> tuple[str, ...]:
+        """The fields holding free text, normalised by the builder."""
+        return task.input_fields
+
+    def identity_fields(self, task: TaskSpec) -> tuple[str, ...]:
+        """The fields whose values identify an item (duplicates and leakage are judged on them)."""
+        return task.input_fields
+
+    def required_fields(self, task: TaskSpec) -> tuple[str, ...]:
+        return (*task.input_fields, *((task.label_field,) if task.label_field else ()))
+
+    def optional_fields(self, task: TaskSpec) -> tuple[str, ...]:
+        return ()
+
+    def features(self, task: TaskSpec) -> datasets.Features:
+        """The typed columns of a built config."""
+        raise NotImplementedError
+
+    def describe_output(self, task: TaskSpec) -> str:
+        """What a model returns for this task, in words (for pages and help)."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- rows
+    def parse_label(self, task: TaskSpec, raw: Any) -> Any:
+        """The stored label of a raw source value, or a ``str`` saying what was expected."""
+        raise NotImplementedError
+
+    def check_row(self, task: TaskSpec, row: Mapping[str, Any]) -> RowRejection | None:
+        """Rules on a normalised row beyond its label (a blank to fill, say); None when it passes."""
+        return check_input_shape(task, row)
+
+    def row_context(self, task: TaskSpec, category_map: Mapping[str, str]) -> Any:
+        """What :meth:`complete_row` needs, prepared once per source (GMET: its category lookup)."""
+        return None
+
+    def complete_row(self, task: TaskSpec, raw: Callable[[str], Any], context: Any) -> dict[str, Any] | RowRejection:
+        """Fields a row gets beyond its normalised text and its label (``raw(field)`` reads the source)."""
+        return {}
+
+    def label_code_dtype(self, task: TaskSpec) -> np.dtype | None:
+        """How a row's label is kept beside its fingerprint, to tell duplicates from conflicts."""
+        return None
+
+    def label_codes(self, task: TaskSpec, values: Sequence[Any]) -> np.ndarray | None:
+        dtype = self.label_code_dtype(task)
+        return None if dtype is None else np.array(values, dtype=dtype)
+
+    def strata(self, task: TaskSpec, labels: np.ndarray) -> np.ndarray:
+        """The strata a validation split is carved by: class ids (or score bands)."""
+        return np.asarray(labels)
+
+    # ---------------------------------------------------------------- model input
+    def text_pair(self, task: TaskSpec, example: Mapping[str, Any]) -> tuple[str, str | None]:
+        raise ValueError(f"task {task.name!r} is a {self.name} task; it has no classifier input")
+
+    def batch_text_pairs(
+        self, task: TaskSpec, batch: Mapping[str, Sequence[Any]]
+    ) -> tuple[list[str], list[str] | None]:
+        """Column-wise :meth:`text_pair` for ``datasets.map(batched=True)``."""
+        size = len(next(iter(batch.values())))
+        pairs = [self.text_pair(task, {k: v[i] for k, v in batch.items()}) for i in range(size)]
+        firsts = [a for a, _ in pairs]
+        if all(b is None for _, b in pairs):
+            return firsts, None
+        return firsts, [b or "" for _, b in pairs]
+
+    def classifier_config(self, task: TaskSpec) -> dict[str, Any]:
+        """``num_labels``, ``problem_type``, ``id2label`` and ``label2id`` for a transformers config."""
+        raise ValueError(f"task {task.name!r} is a {self.name} task; it is not fine-tuned as a classifier")
+
+    def head_mismatch(self, task: TaskSpec, num_labels: int, labels: dict[int, str] | None) -> str | None:
+        """Why a classifier head with ``num_labels`` outputs (named ``labels``, or None) cannot serve ``task``.
+
+        The one label-compatibility rule of the trainers, the evaluator and the Space: a
+        head must read out the task's labels in the registry's order; unnamed labels of the
+        right number are a fresh head (or a LoRA base) and fit.
+        """
+        return f"task {task.name!r} is a {self.name} task; no classifier head serves it"
+
+    def training_labels(self, task: TaskSpec, labels: Sequence[Any]) -> list[Any]:
+        return list(labels)
+
+    # ---------------------------------------------------------------- scoring
+    def scoring_problem(
+        self, task: TaskSpec, predictions: Any, references: Any, categories: Sequence[str] | None
+    ) -> tuple[ScoringProblem, tuple[str, ...]]:
+        """Validated inputs as a scoring problem (plus group names where the kind has groups)."""
+        raise NotImplementedError
+
+    def primary_from(self, task: TaskSpec, metrics: Mapping[str, float]) -> float:
+        name = task.primary_metric
+        if name not in metrics:
+            raise ValueError(
+                f"results for task {task.name!r} lack its primary metric {name!r}; got: {', '.join(metrics)}"
+            )
+        return float(metrics[name])
+
+    def format_label(self, task: TaskSpec, value: Any) -> Any:
+        """A stored label as a page shows it."""
+        return value
+
+
+def check_input_shape(task: TaskSpec, row: Mapping[str, Any]) -> RowRejection | None:
+    """The declared input shape's rule: a blank task's field holds its blank exactly once."""
+    spec = task.input_spec
+    if spec.blank is None or spec.blank_field is None:
+        return None
+    text = str(row.get(spec.blank_field, ""))
+    found = text.count(spec.blank)
+    if found != 1:
+        return RowRejection(spec.blank_field, f"expected exactly one blank {spec.blank!r}, found {found}", text)
+    return None
+
+
+def joined(example: Mapping[str, Any], fields: Sequence[str], joiner: str) -> str:
+    return joiner.join(str(example[name]) for name in fields)

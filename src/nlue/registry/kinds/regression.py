@@ -1,0 +1,106 @@
+"""Regression: a real-valued score in the task's declared range (STS-B's 0-5 similarity).
+
+Input formation is the classification kind's (a text pair); the model has one output;
+scored by Pearson, Spearman and R², with the mean of the two correlations as primary
+(an nlue convention the paper never computed).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import datasets
+import numpy as np
+
+from nlue.registry.kinds.base import FINE_TUNED_CLASSIFIER
+from nlue.registry.kinds.classification import ClassificationKind, _no_categories
+from nlue.scoring.regression import regression_problem
+
+if TYPE_CHECKING:
+    from nlue.registry.spec import TaskSpec
+    from nlue.scoring.problem import ScoringProblem
+
+
+@dataclass(frozen=True)
+class RegressionKind(ClassificationKind):
+    """Shares text-pair input formation with classification; labels and scoring differ."""
+
+    @property
+    def has_classes(self) -> bool:
+        return False
+
+    def num_labels(self, task: TaskSpec) -> int:
+        return 1
+
+    def features(self, task: TaskSpec) -> datasets.Features:
+        columns: dict[str, Any] = {name: datasets.Value("string") for name in task.input_fields}
+        columns[str(task.label_field)] = datasets.Value("float64")
+        columns["idx"] = datasets.Value("int32")
+        return datasets.Features(columns)
+
+    def describe_output(self, task: TaskSpec) -> str:
+        low, high = _range(task)
+        return f"a similarity score from {low:g} to {high:g}"
+
+    def parse_label(self, task: TaskSpec, raw: Any) -> float | str:
+        low, high = _range(task)
+        try:
+            score = float(raw)
+        except (TypeError, ValueError):
+            return f"expected a number from {low:g} to {high:g}"
+        if not math.isfinite(score) or not low <= score <= high:
+            return f"score outside {low:g}-{high:g}"
+        return score
+
+    def label_code_dtype(self, task: TaskSpec) -> np.dtype | None:
+        return np.dtype(np.uint64)  # the score's float64 bits: equal exactly when the scores are
+
+    def label_codes(self, task: TaskSpec, values: Sequence[Any]) -> np.ndarray | None:
+        return np.array(values, dtype=np.float64).view(np.uint64)
+
+    def strata(self, task: TaskSpec, labels: np.ndarray) -> np.ndarray:
+        return np.rint(np.asarray(labels, dtype=np.float64)).astype(np.int8)  # score bands, half to even
+
+    def classifier_config(self, task: TaskSpec) -> dict[str, Any]:
+        return {"num_labels": 1, "problem_type": "regression", "id2label": {0: "score"}, "label2id": {"score": 0}}
+
+    def head_mismatch(self, task: TaskSpec, num_labels: int, labels: dict[int, str] | None) -> str | None:
+        if num_labels != 1:
+            return f"it has a {num_labels}-label classifier; {task.name} needs one regression output"
+        return None
+
+    def training_labels(self, task: TaskSpec, labels: Sequence[Any]) -> list[Any]:
+        return [float(x) for x in labels]
+
+    def scoring_problem(
+        self, task: TaskSpec, predictions: Any, references: Any, categories: Sequence[str] | None
+    ) -> tuple[ScoringProblem, tuple[str, ...]]:
+        _no_categories(task, categories)
+        return regression_problem(predictions, references), ()
+
+    def primary_from(self, task: TaskSpec, metrics: Mapping[str, float]) -> float:
+        # The paper's tables give Pearson and Spearman only: their mean is derived when absent.
+        if task.primary_metric not in metrics and {"pearson", "spearman"} <= metrics.keys():
+            return (float(metrics["pearson"]) + float(metrics["spearman"])) / 2.0
+        return super().primary_from(task, metrics)
+
+    def format_label(self, task: TaskSpec, value: Any) -> Any:
+        return round(float(value), 2) if isinstance(value, float | int) else value
+
+
+def _range(task: TaskSpec) -> tuple[float, float]:
+    if task.score_range is None:
+        raise ValueError(f"regression task {task.name!r} declares no score_range in the registry")
+    return task.score_range
+
+
+REGRESSION = RegressionKind(
+    name="regression",
+    metrics=("pearson", "spearman", "r2"),
+    primary_metric="pearson_spearman_mean",
+    hub_task_category="text-classification",
+    evaluators=(FINE_TUNED_CLASSIFIER,),
+)
