@@ -82,4 +82,30 @@ def test_no_import_circles() -> None:
 
 def test_no_module_is_overgrown() -> None:
     sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in _modules().items()}
-    assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
+    assert {name: n for name, n in sizes.items() if n > MAX_LINES and name not in BEING_SPLIT} == {}
+
+
+# Modules over the limit that the layout work is splitting (issue 10); the list only shrinks.
+BEING_SPLIT: frozenset[str] = frozenset(
+    {"nlue.data.build", "nlue.gmet.cli", "nlue.gmet.judging", "nlue.gmet.mlm", "nlue.training.presets"}
+)
+
+
+def test_no_module_outside_the_kinds_tests_a_task_by_name_or_kind() -> None:
+    """Behaviour per task is the kind's (nlue.registry.kinds), reading what the registry declares."""
+    import re
+
+    from nlue.registry.tasks import KINDS, TASKS
+
+    names = "|".join(map(re.escape, [*TASKS, *KINDS]))
+    tests = re.compile(
+        rf"""(\bproblem_type\s*[!=]=|\.name\s*(?:[!=]=|in)\s*[("']+\s*(?:{names})\b|[!=]=\s*["'](?:{names})["'])"""
+    )
+    offenders = []
+    for path in (SRC / "nlue").rglob("*.py"):
+        if "registry" in path.relative_to(SRC / "nlue").parts:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if tests.search(line) and "argv" not in line:  # a sub-command's name is not a task
+                offenders.append(f"{path.relative_to(SRC)}:{number}: {line.strip()}")
+    assert offenders == []

@@ -5,7 +5,7 @@ import evaluate
 from nlue.registry.paper import PAPER_CITATION
 from nlue.registry.tasks import TASK_NAMES
 from nlue.scoring import score_task
-from nlue.scoring.metric_modules import BOOTSTRAP_ARGS_DOC, input_format, task_features, task_for_config
+from nlue.scoring.metric_modules import BOOTSTRAP_ARGS_DOC, task_features, task_for_config
 
 _DESCRIPTION = f"""\
 Scores for the twelve tasks of NLUE, a Nepali language-understanding benchmark. Pick the
@@ -78,7 +78,7 @@ class Nlue(evaluate.Metric):
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=task_features(spec),
-            format=input_format(spec.problem_type),
+            format=spec.kind.score_format,
             reference_urls=["https://arxiv.org/abs/2411.19244"],
         )
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import datasets
 
-from nlue.registry.tasks import TASK_NAMES, TaskSpec, get_task
+from nlue.registry.tasks import TASKS, TaskSpec, get_kind, get_task
 
 METRIC_MODULES: tuple[str, ...] = ("nlue", "gmet_combined", "macro_f1", "r_squared")
 
@@ -39,7 +39,7 @@ def task_for_config(config_name: str, module: str = "nlue") -> TaskSpec:
     if config_name in ("default", None):
         raise ValueError(
             f"the {module} metric needs a task as config name, e.g. evaluate.load({module!r}, 'qnli'); "
-            f"expected one of: {', '.join(TASK_NAMES)}"
+            f"expected one of: {', '.join(TASKS)}"
         )
     return get_task(config_name)
 
@@ -48,7 +48,7 @@ def classification_config(config_name: str) -> str | None:
     """The task a ``macro_f1`` config names (None for evaluate's "default", i.e. no config)."""
     if config_name in ("default", None):
         return None
-    valid = [name for name in TASK_NAMES if get_task(name).is_classification]
+    valid = [name for name in TASKS if get_task(name).is_classification]
     if config_name not in valid:
         raise ValueError(
             f"unknown config {config_name!r} for macro_f1: give no config, or a classification task: {', '.join(valid)}"
@@ -57,27 +57,16 @@ def classification_config(config_name: str) -> str | None:
 
 
 def task_features(spec: TaskSpec) -> datasets.Features | list[datasets.Features]:
-    """Input features of a task's scorer (several alternatives for GMET's two input forms)."""
-    if spec.problem_type == "classification":
-        return datasets.Features({"predictions": datasets.Value("int64"), "references": datasets.Value("int64")})
-    if spec.problem_type == "regression":
-        # float64: similarity scores keep every digit the model produced.
-        return datasets.Features({"predictions": datasets.Value("float64"), "references": datasets.Value("float64")})
-    return gmet_features()
+    """Input features of a task's scorer (several alternatives for GMET's two input forms): the kind's."""
+    return spec.kind.score_features(spec)
 
 
 def gmet_features() -> list[datasets.Features]:
     """GMET inputs: predicted words with answer lists, or predicted words with 0/1 human judgments."""
-    word, category = datasets.Value("string"), datasets.Value("string")
-    return [
-        datasets.Features(
-            {"predictions": word, "references": datasets.Sequence(datasets.Value("string")), "categories": category}
-        ),
-        datasets.Features({"predictions": word, "references": datasets.Value("int64"), "categories": category}),
-    ]
+    return get_kind("mask_fill").score_features(None)
 
 
-def input_format(problem_type: str) -> str | None:
+def input_format(kind: str) -> str | None:
     """The ``MetricInfo.format`` in which evaluate hands a module's inputs to ``_compute``.
 
     ``"numpy"`` for integer label ids only. Real-valued scores go as Python lists, and so do
@@ -87,9 +76,9 @@ def input_format(problem_type: str) -> str | None:
     feature says (a deep-learning default of ``datasets``, and evaluate passes no dtype), so
     STS-B scores lost everything past the 7th digit and correlations drifted by ~1e-8.
     The Python formatter returns the stored float64 values as Python floats, bit for bit,
-    and the scorers turn them into float64 arrays themselves.
+    and the scorers turn them into float64 arrays themselves. The kind decides.
     """
-    return "numpy" if problem_type == "classification" else None
+    return get_kind(kind).score_format
 
 
 def metric_path(name: str) -> str:

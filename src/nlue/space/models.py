@@ -117,7 +117,7 @@ def tasks_for_labels(config: Mapping[str, Any]) -> tuple[str, ...]:
     id2label = config.get("id2label") or {}
     count = len(id2label) or int(config.get("num_labels") or 0)
     labels = named_labels(id2label)
-    if config.get("problem_type") == "regression":
+    if config.get("problem_type") == "regression":  # transformers' own value for a one-output head
         count = 1
     fits = [
         task
@@ -227,8 +227,11 @@ def _entry_from_config(item: Any, index: int, base: Path, origin: Path) -> Model
             declared_tasks = tuple(get_task(str(t)).name for t in declared_tasks)
         except ValueError as exc:
             raise NlueError(f"{where}: {exc}") from None
-        if "gmet" in declared_tasks:
-            raise NlueError(f"{where}: gmet is served by masked LMs; write `kind: masked-lm` instead of a task")
+        zero_shot = [t for t in declared_tasks if not get_task(t).kind.trainable]
+        if zero_shot:
+            raise NlueError(
+                f"{where}: {', '.join(zero_shot)} is served by masked LMs; write `kind: masked-lm` instead of a task"
+            )
     name = str(item.get("name") or raw)
     if folder.is_dir():
         found = describe_checkpoint(folder)

@@ -169,6 +169,15 @@ class TaskKind:
         """Validated inputs as a scoring problem (plus group names where the kind has groups)."""
         raise NotImplementedError
 
+    def score_features(self, task: TaskSpec | None) -> datasets.Features | list[datasets.Features]:
+        """What an evaluate module of this kind takes: its ``MetricInfo.features``."""
+        raise NotImplementedError
+
+    @property
+    def score_format(self) -> str | None:
+        """The ``MetricInfo.format`` evaluate hands inputs to ``_compute`` in (see nlue.scoring.metric_modules)."""
+        return None
+
     def primary_from(self, task: TaskSpec, metrics: Mapping[str, float]) -> float:
         name = task.primary_metric
         if name not in metrics:

@@ -106,6 +106,13 @@ class ClassificationKind(TaskKind):
     def format_label(self, task: TaskSpec, value: Any) -> Any:
         return task.label_names[int(value)] if isinstance(value, int | np.integer) else value
 
+    def score_features(self, task: TaskSpec | None) -> datasets.Features:
+        return datasets.Features({"predictions": datasets.Value("int64"), "references": datasets.Value("int64")})
+
+    @property
+    def score_format(self) -> str | None:
+        return "numpy"  # integer label ids are exact in NumPy
+
 
 def _no_categories(task: TaskSpec, categories: Sequence[str] | None) -> None:
     if categories is not None:

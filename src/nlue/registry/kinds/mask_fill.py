@@ -121,6 +121,16 @@ class MaskFillKind(TaskKind):
             return RowRejection("answers", answers)
         return {"category": category, "theme": theme, "answers": answers}
 
+    def score_features(self, task: TaskSpec | None) -> list[datasets.Features]:
+        """Predicted words with answer lists, or predicted words with 0/1 human judgments."""
+        word, category = datasets.Value("string"), datasets.Value("string")
+        return [
+            datasets.Features(
+                {"predictions": word, "references": datasets.Sequence(datasets.Value("string")), "categories": category}
+            ),
+            datasets.Features({"predictions": word, "references": datasets.Value("int64"), "categories": category}),
+        ]
+
     def scoring_problem(
         self, task: TaskSpec, predictions: Any, references: Any, categories: Sequence[str] | None
     ) -> tuple[ScoringProblem, tuple[str, ...]]:

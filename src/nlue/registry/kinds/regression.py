@@ -87,6 +87,14 @@ class RegressionKind(ClassificationKind):
             return (float(metrics["pearson"]) + float(metrics["spearman"])) / 2.0
         return super().primary_from(task, metrics)
 
+    def score_features(self, task: TaskSpec | None) -> datasets.Features:
+        # float64: similarity scores keep every digit the model produced.
+        return datasets.Features({"predictions": datasets.Value("float64"), "references": datasets.Value("float64")})
+
+    @property
+    def score_format(self) -> str | None:
+        return None  # Python floats: evaluate's NumPy formatter would turn them into float32
+
     def format_label(self, task: TaskSpec, value: Any) -> Any:
         return round(float(value), 2) if isinstance(value, float | int) else value
 
