@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from nlue.errors import NlueError
 from nlue.registry.kinds.base import named_labels
+from nlue.registry.kinds.regression import HF_PROBLEM_TYPE
 from nlue.registry.tasks import TASKS, TRAINABLE_TASKS, TaskSpec, get_task
 
 logger = logging.getLogger(__name__)
@@ -117,7 +118,7 @@ def tasks_for_labels(config: Mapping[str, Any]) -> tuple[str, ...]:
     id2label = config.get("id2label") or {}
     count = len(id2label) or int(config.get("num_labels") or 0)
     labels = named_labels(id2label)
-    if config.get("problem_type") == "regression":  # transformers' own value for a one-output head
+    if config.get("problem_type") == HF_PROBLEM_TYPE:
         count = 1
     fits = [
         task

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from nlue.scoring.problem import ScoringProblem
 
 
+HF_PROBLEM_TYPE = "regression"  # transformers' config.problem_type of a one-output regression head
+
+
 @dataclass(frozen=True)
 class RegressionKind(ClassificationKind):
     """Shares text-pair input formation with classification; labels and scoring differ."""
@@ -65,7 +68,7 @@ class RegressionKind(ClassificationKind):
         return np.rint(np.asarray(labels, dtype=np.float64)).astype(np.int8)  # score bands, half to even
 
     def classifier_config(self, task: TaskSpec) -> dict[str, Any]:
-        return {"num_labels": 1, "problem_type": "regression", "id2label": {0: "score"}, "label2id": {"score": 0}}
+        return {"num_labels": 1, "problem_type": HF_PROBLEM_TYPE, "id2label": {0: "score"}, "label2id": {"score": 0}}
 
     def head_mismatch(self, task: TaskSpec, num_labels: int, labels: dict[int, str] | None) -> str | None:
         if num_labels != 1:
