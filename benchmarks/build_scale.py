@@ -58,7 +58,7 @@ frame.to_parquet(dst, index=False)
 print(len(frame))
 """
 BASELINE_DESCRIPTION = "pandas read_csv -> drop_duplicates -> to_parquet, the same input (one file, default options)"
-# What the builder holds per distinct row (see nlue.data.build._ConfigBuilder and nlue.data.fingerprints).
+# What the builder holds per distinct row (see nlue.data.config_builder.ConfigBuilder and nlue.data.fingerprints).
 GROWTH_EXPLANATION = (
     "what grows: nlue build keeps, per distinct row, an 8-byte fingerprint (to the end of the config: test rows\n"
     "           must not repeat train), plus a 1-byte label code while train is de-duplicated and a 1-byte stratum\n"

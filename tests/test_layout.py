@@ -87,7 +87,7 @@ def test_no_module_is_overgrown() -> None:
 
 # Modules over the limit that the layout work is splitting (issue 10); the list only shrinks.
 BEING_SPLIT: frozenset[str] = frozenset(
-    {"nlue.data.build", "nlue.gmet.cli", "nlue.gmet.judging", "nlue.gmet.mlm", "nlue.training.presets"}
+    {"nlue.gmet.cli", "nlue.gmet.judging", "nlue.gmet.mlm", "nlue.training.presets"}
 )
 
 

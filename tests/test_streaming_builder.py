@@ -197,10 +197,10 @@ def test_overlap_counts_equal_a_plain_reference(tmp_path: Path, monkeypatch: pyt
     """Batched, fingerprinted counts equal counting with Python sets over every row."""
     import json
 
-    from nlue.data import build
+    from nlue.data import config_builder
     from nlue.data.normalize import loose_text
 
-    monkeypatch.setattr(build, "DEDUP_BATCH_ROWS", 7)  # repeats across many small batches
+    monkeypatch.setattr(config_builder, "DEDUP_BATCH_ROWS", 7)  # repeats across many small batches
     rng = np.random.default_rng(3)
     # Few distinct texts, some differing only in punctuation, digits or case: many overlaps of every kind.
     texts = ["क ख", "क ख।", "क, ख", "ग १२", "ग 12", "Ram gayo", "ram gayo!", "घर", "घर ।", "नदी", "पहाड"]

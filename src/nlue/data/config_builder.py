@@ -1,0 +1,377 @@
+"""Building one config: its sources' rows validated, de-duplicated, checked for overlap, carved and written.
+
+Memory does not grow with the rows beyond a fixed-width record per distinct row: rows
+are held a batch at a time, statistics are histograms and counts, and what must be
+remembered about every row is a 64-bit fingerprint of its inputs (see
+:mod:`nlue.data.fingerprints` and :class:`ConfigBuilder` for the bytes per row).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import compress
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from tqdm.auto import tqdm
+
+from nlue.data import overlap
+from nlue.data.carve import stratified_holdout, stratum_dtype
+from nlue.data.discover import file_sha256
+from nlue.data.fingerprints import FingerprintSet, as_keys, fingerprint
+from nlue.data.parquet_io import ShardedSplitWriter, SpillWriter, read_spill
+from nlue.data.report import (
+    BuildOptions,
+    ConfigReport,
+    SplitReport,
+    TaskSources,
+)
+from nlue.data.rows import Dropped, RowConverter
+from nlue.data.sources import read_records
+from nlue.data.stats import SplitStats
+from nlue.errors import NlueError, RowProblem, SourceError
+from nlue.registry.features import task_features
+
+logger = logging.getLogger(__name__)
+
+
+# Rows converted before their fingerprints are checked together: a few MiB of rows held,
+# and numpy calls that each cover thousands of rows.
+DEDUP_BATCH_ROWS = 8192
+_CONFLICT_REASON = "same input as an earlier row but a different label; the earlier row is kept"
+
+
+@dataclass
+class _Batch:
+    """Converted rows of one source file, and the rows rejected among them, in source order."""
+
+    path: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    row_numbers: list[int] = field(default_factory=list)
+    digests: list[bytes] = field(default_factory=list)
+    labels: list[Any] = field(default_factory=list)
+    # Each problem with the number of rows before it, to write rejects in source order.
+    problems: list[tuple[int, RowProblem]] = field(default_factory=list)
+
+    def add_problem(self, problem: RowProblem) -> None:
+        self.problems.append((len(self.rows), problem))
+
+
+class ConfigBuilder:
+    """Builds the splits of one config into ``<staging>/<config>/``.
+
+    What still grows with the rows, per distinct row kept (see :mod:`nlue.data.fingerprints`):
+
+    * an 8-byte fingerprint of the inputs. Train and validation fingerprints stay until
+      the config is done, since test rows are checked against them;
+    * per train row, for the overlap counts of :mod:`nlue.data.overlap`: an 8-byte key of the
+      folded inputs, and for a task with 2+ inputs one per input field (per distinct
+      value); while validation is carved, the same per carved row until the built
+      train split is complete;
+    * while a split is de-duplicated, a label code beside it: 1 byte for a class id, 8
+      for a score (its float64 bits), none for GMET;
+    * while a validation split is carved: a 1-byte stratum during the train pass, then
+      a 1-byte held-out mask, and during the seeded draw 4 bytes per row of one stratum.
+
+    So ~18 bytes per row for a single-input classification train split (~21 at the
+    draw), up to ~34 for MNLI and ~41 for STS-B. Rows are held a batch at a time, text
+    lengths are histograms (bounded by the longest text, not the row count) and labels
+    are counted per distinct value; for STS-B that is per distinct score, a few hundred
+    at the usual precision.
+    """
+
+    def __init__(self, sources: TaskSources, config_dir: Path, options: BuildOptions, rejects: IO[str]) -> None:
+        self.task = sources.task
+        self.sources = sources
+        self.dir = config_dir
+        self.options = options
+        self.rejects = rejects
+        self.rejects_written = 0
+        self.features = task_features(self.task)
+        self.converter = RowConverter(self.task, sources.mapping)
+        self.input_keys = self.task.kind.identity_fields(self.task)
+        self.label_field = self.task.label_field
+        self.label_dtype = self.task.kind.label_code_dtype(self.task)
+        self.stratum_dtype = stratum_dtype(self.task)
+        self.train_index = overlap.TrainIndex(self.input_keys)
+
+    def build(self) -> ConfigReport:
+        report = ConfigReport(self.task)
+        files = self.sources.files
+        unknown = set(files) - set(self.task.splits)
+        if unknown:
+            raise NlueError(
+                f"config {self.task.name!r} has splits {', '.join(self.task.splits)}; "
+                f"got source files for {', '.join(sorted(unknown))}"
+            )
+        for split_files in files.values():
+            for path in split_files:
+                report.source_files.append({"file": path.name, "sha256": file_sha256(path)})
+        self.dir.mkdir(parents=True)
+        train_keys = FingerprintSet(self.label_dtype)
+        validation_keys = FingerprintSet()
+        has_train = "train" in files
+        carve = has_train and "validation" not in files and self.task.kind.carves_validation
+        for split in self.task.splits:
+            if split not in files:
+                continue
+            if split == "train" and carve:
+                reports, validation_keys = self._build_train_with_carved_validation(files["train"], train_keys)
+                report.splits.update(reports)
+                continue
+            exclude: dict[str, FingerprintSet] = {}
+            if split == "test" and len(validation_keys):
+                # Validation first: a carved validation row is in train_keys too (train was
+                # de-duplicated before the carve), but in the built train split it is not.
+                exclude["validation"] = validation_keys
+            if split != "train":
+                exclude["train"] = train_keys
+            if split == "train":
+                seen = train_keys
+            elif split == "validation":
+                seen = validation_keys = FingerprintSet(self.label_dtype)
+            else:
+                seen = FingerprintSet(self.label_dtype)
+            split_report = SplitReport(stats=self._new_stats())
+            if split != "train" and has_train:
+                split_report.overlap = self.train_index.new_counts()
+            writer = self._split_writer(split, split_report)
+            for rows in self._kept_rows(files[split], split, split_report, seen, exclude):
+                writer.write_rows(rows)
+                if split == "train":
+                    self.train_index.add(self.train_index.keys(overlap.columns_of_rows(rows, self.input_keys)))
+            seen.drop_labels()  # later splits check their keys only
+            self._log_fingerprints(split, seen)
+            self._finish(split_report, writer)
+            report.splits[split] = split_report
+        return report
+
+    def _new_stats(self) -> SplitStats:
+        return SplitStats(self.task.text_fields, self.label_field)
+
+    def _split_writer(self, split: str, split_report: SplitReport) -> ShardedSplitWriter:
+        """A writer for ``split`` whose tables also feed the report's statistics."""
+        stats = split_report.stats
+        on_table = stats.add_table if stats is not None else None
+        return ShardedSplitWriter(self.dir, split, self.features, self.options.max_shard_bytes, on_table=on_table)
+
+    def _finish(self, split_report: SplitReport, writer: ShardedSplitWriter) -> None:
+        files = writer.close()
+        split_report.kept = writer.num_rows
+        split_report.num_bytes = writer.num_bytes
+        split_report.files = [f"{self.task.name}/{p.name}" for p in files]
+
+    def _log_fingerprints(self, split: str, keys: FingerprintSet) -> None:
+        logger.debug("%s/%s: %d fingerprints kept in %.1f MiB", self.task.name, split, len(keys), keys.nbytes / 2**20)
+
+    def _reject(self, split: str, problem: RowProblem) -> None:
+        if self.options.strict:
+            raise SourceError(problem)
+        record = {"config": self.task.name, "split": split, **problem.to_dict()}
+        self.rejects.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.rejects_written += 1
+
+    def _kept_rows(
+        self,
+        paths: Sequence[Path],
+        split: str,
+        report: SplitReport,
+        seen: FingerprintSet,
+        exclude: Mapping[str, FingerprintSet],
+    ) -> Iterator[list[dict[str, Any]]]:
+        """The rows of a split that are kept, in source order, a batch at a time.
+
+        ``seen`` holds the fingerprints (with label codes) of the split's distinct rows so
+        far and grows as rows are kept; a row whose fingerprint is in one of ``exclude``
+        also occurs in that split. Train and validation keep valid rows that are neither
+        repeats nor (validation) found in train; test keeps every valid row, counting
+        repeats and rows found elsewhere, unless ``drop_leaked_test`` removes the latter.
+        """
+        for path in paths:
+            read_before, kept_before = report.read, report.kept
+            first_problem: RowProblem | None = None
+            for batch in self._converted_batches(path, split, report):
+                if first_problem is None and batch.problems:
+                    first_problem = batch.problems[0][1]
+                yield self._decide(batch, split, report, seen, exclude)
+            if report.read == read_before:
+                raise SourceError(RowProblem(str(path), 0, "(file)", "empty file: no data rows"))
+            if report.kept == kept_before and first_problem is not None:
+                raise SourceError(
+                    RowProblem(
+                        str(path), first_problem.row, first_problem.field,
+                        f"no valid rows; the first problem: {first_problem.reason}",
+                        first_problem.value,
+                    )
+                )  # fmt: skip
+        report.kept = 0  # recounted from what the writer actually wrote
+
+    def _converted_batches(self, path: Path, split: str, report: SplitReport) -> Iterator[_Batch]:
+        """The file's rows, validated and normalised, in batches of ``DEDUP_BATCH_ROWS``."""
+        records = read_records(path)
+        if self.options.show_progress:
+            records = tqdm(records, desc=f"{self.task.name}/{split} {path.name}", unit=" rows", leave=False)
+        read_before = report.read
+        name = str(path)
+        batch, in_batch = _Batch(name), 0  # in_batch: rows and problems in the batch
+        label_field = self.label_field or ""
+        input_keys = self.input_keys
+        convert = self.converter.convert  # bound once: this loop runs per source row
+        try:
+            for row_number, record in records:
+                report.read += 1
+                if report.read == read_before + 1:  # first record: are the columns there?
+                    self.converter.check_columns(name, row_number, record.keys())
+                result = convert(name, row_number, record)
+                if type(result) is dict:
+                    batch.rows.append(result)
+                    batch.row_numbers.append(row_number)
+                    batch.digests.append(fingerprint([result[k] for k in input_keys]))
+                    batch.labels.append(result.get(label_field))
+                elif isinstance(result, Dropped):
+                    report.dropped_by_label_map[result.label] += 1
+                    continue
+                else:
+                    assert isinstance(result, RowProblem)
+                    report.rejected += 1
+                    if self.options.strict:
+                        yield batch  # the rows before it first: an earlier conflict is the first error
+                        batch, in_batch = _Batch(name), 0
+                        self._reject(split, result)  # raises
+                    batch.add_problem(result)
+                in_batch += 1
+                if in_batch >= DEDUP_BATCH_ROWS:
+                    yield batch
+                    batch, in_batch = _Batch(name), 0
+        except Exception:
+            # The error ends the build; the rows before it are decided first, so that a
+            # conflicting duplicate before it (an error under --strict) is the one raised.
+            yield batch
+            raise
+        yield batch
+
+    def _decide(
+        self,
+        batch: _Batch,
+        split: str,
+        report: SplitReport,
+        seen: FingerprintSet,
+        exclude: Mapping[str, FingerprintSet],
+    ) -> list[dict[str, Any]]:
+        """Count and reject the entries of ``batch``; the rows kept, in source order."""
+        is_test = split == "test"
+        drop_leaks = not is_test or self.options.drop_leaked_test
+        verdicts, found_in = overlap.row_verdicts(
+            as_keys(batch.digests), self._label_codes(batch.labels), seen, exclude, drop_leaks
+        )
+        counts = np.bincount(verdicts, minlength=overlap.VERDICTS).tolist()
+        if is_test:  # the release's own test items: repeats are counted and kept
+            report.kept_duplicates += counts[overlap.DUPLICATE]
+            report.kept_conflicting_duplicates += counts[overlap.CONFLICT]
+            keep = verdicts <= overlap.CONFLICT
+            conflicts: list[int] = []
+        else:
+            report.duplicates += counts[overlap.DUPLICATE]
+            report.conflicting_duplicates += counts[overlap.CONFLICT]
+            report.rejected += counts[overlap.CONFLICT]
+            keep = verdicts == overlap.KEEP
+            conflicts = np.flatnonzero(verdicts == overlap.CONFLICT).tolist()
+        report.leaked_from_train += counts[overlap.FOUND_IN_TRAIN]
+        report.leaked_from_validation += counts[overlap.FOUND_IN_VALIDATION]
+        if batch.problems or conflicts:
+            self._write_rejects(batch, split, conflicts)
+        kept_count = int(np.count_nonzero(keep))
+        report.kept += kept_count
+        rows = batch.rows if kept_count == len(batch.rows) else list(compress(batch.rows, keep.tolist()))
+        if report.overlap is not None and rows:
+            self.train_index.count_kept(rows, found_in[keep], report.overlap)
+        return rows
+
+    def _write_rejects(self, batch: _Batch, split: str, conflicts: list[int]) -> None:
+        """Reject the batch's problems and conflicting duplicates, in source order.
+
+        A problem noted with ``n`` rows before it comes before row ``n``.
+        """
+        label_field = self.label_field or "answers"
+        conflict_problems = [
+            (i, RowProblem(batch.path, batch.row_numbers[i], label_field, _CONFLICT_REASON)) for i in conflicts
+        ]
+        # sorted() is stable and the key leaves the problems uncompared: ties keep source order.
+        ordered = sorted(
+            [(before, 0, problem) for before, problem in batch.problems] + [(i, 1, p) for i, p in conflict_problems],
+            key=lambda event: event[:2],
+        )
+        for _, _, problem in ordered:
+            self._reject(split, problem)
+
+    def _label_codes(self, values: list[Any]) -> np.ndarray | None:
+        """Label codes equal exactly when the labels are: class ids, or a score's float64 bits."""
+        return self.task.kind.label_codes(self.task, values)
+
+    def _build_train_with_carved_validation(
+        self, paths: Sequence[Path], train_keys: FingerprintSet
+    ) -> tuple[dict[str, SplitReport], FingerprintSet]:
+        """Train has no validation split: hold out a stratified, seeded fraction of it.
+
+        The kept rows are spilled to disk while their strata (1 byte each) are noted; once
+        every row is known the held-out mask is drawn, and the spill is split into the
+        two writers as Arrow tables, without turning rows back into Python objects.
+        Returns the reports and the carved validation rows' fingerprints.
+        """
+        strata_chunks: list[np.ndarray] = []
+        spill = SpillWriter(
+            self.dir / ".train-spill.arrow", self.features, on_table=lambda t: strata_chunks.append(self._strata(t))
+        )
+        source_report = SplitReport()
+        for rows in self._kept_rows(paths, "train", source_report, train_keys, {}):
+            spill.write_rows(rows)
+        spill_path = spill.close()
+        train_keys.drop_labels()
+        self._log_fingerprints("train", train_keys)
+        strata = np.concatenate(strata_chunks) if strata_chunks else np.zeros(0, dtype=self.stratum_dtype)
+        strata_chunks.clear()
+        held_out = stratified_holdout(strata, self.options.validation_fraction, self.options.seed)
+        del strata
+        train_report = source_report
+        train_report.stats = self._new_stats()
+        carved_counts = self.train_index.new_counts()
+        val_report = SplitReport(carved_from_train=True, stats=self._new_stats(), overlap=carved_counts)
+        train_writer = self._split_writer("train", train_report)
+        val_writer = self._split_writer("validation", val_report)
+        validation_keys = FingerprintSet()
+        # Carved rows are counted against the built train split once all of it is known.
+        carved_keys: list[overlap.RowKeys] = []
+        position = 0
+        for table in read_spill(spill_path):
+            held = pa.array(held_out[position : position + table.num_rows])
+            position += table.num_rows
+            validation = table.filter(held)
+            train = table.filter(pc.invert(held))
+            train_writer.write_table(train)
+            val_writer.write_table(validation)
+            self.train_index.add(self.train_index.keys(self._table_columns(train)))
+            columns = self._table_columns(validation)
+            validation_keys.add(as_keys([fingerprint(v) for v in zip(*columns.values(), strict=True)]))
+            carved_keys.append(self.train_index.keys(columns))
+        spill_path.unlink()
+        carved = overlap.RowKeys.concat(carved_keys, self.train_index.field_names)
+        carved_keys.clear()
+        # A carved row's inputs are in no built train row: train was de-duplicated first.
+        self.train_index.count(carved, np.zeros(len(carved), dtype=bool), carved_counts)
+        self._finish(train_report, train_writer)
+        self._finish(val_report, val_writer)
+        return {"train": train_report, "validation": val_report}, validation_keys
+
+    def _table_columns(self, table: pa.Table) -> dict[str, list[str]]:
+        """A table's input columns as lists, in ``input_keys`` order (as fingerprints join them)."""
+        return {name: table.column(name).to_pylist() for name in self.input_keys}
+
+    def _strata(self, table: pa.Table) -> np.ndarray:
+        """Carving strata of a table's rows: the class id, or the score band 0..5."""
+        return self.task.kind.strata(self.task, table.column(self.label_field).to_numpy()).astype(self.stratum_dtype)
