@@ -198,6 +198,8 @@ def test_overlap_counts_equal_a_plain_reference(tmp_path: Path, monkeypatch: pyt
     import json
 
     from nlue.data import config_builder
+    from nlue.data.build import build_repo
+    from nlue.data.report import BuildOptions, TaskSources
     from nlue.data.normalize import loose_text
 
     monkeypatch.setattr(config_builder, "DEDUP_BATCH_ROWS", 7)  # repeats across many small batches
@@ -216,9 +218,7 @@ def test_overlap_counts_equal_a_plain_reference(tmp_path: Path, monkeypatch: pyt
         path = tmp_path / f"{split}.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
         files[split] = [path]
-    result = build.build_repo(
-        [build.TaskSources(TASKS["mnli"], files)], tmp_path / "out", build.BuildOptions(show_progress=False)
-    )
+    result = build_repo([TaskSources(TASKS["mnli"], files)], tmp_path / "out", BuildOptions(show_progress=False))
 
     def pair(r: dict) -> tuple[str, str]:
         return normalize_text(r["premise"]), normalize_text(r["hypothesis"])
