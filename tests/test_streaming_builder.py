@@ -199,8 +199,8 @@ def test_overlap_counts_equal_a_plain_reference(tmp_path: Path, monkeypatch: pyt
 
     from nlue.data import config_builder
     from nlue.data.build import build_repo
-    from nlue.data.report import BuildOptions, TaskSources
     from nlue.data.normalize import loose_text
+    from nlue.data.report import BuildOptions, TaskSources
 
     monkeypatch.setattr(config_builder, "DEDUP_BATCH_ROWS", 7)  # repeats across many small batches
     rng = np.random.default_rng(3)
