@@ -100,13 +100,11 @@ def test_loose_folding_ignores_emoji_presentation() -> None:
     assert loose_text(normalize_text("राम्रो\ufe0f")) == loose_text("राम्रो")
 
 
-# No "|": the pipe rule alone is not idempotent ("क| |" -> "क। |" -> "क।।", reported apart);
-# this property is about the selectors.
 @settings(max_examples=300, deadline=None)
 @given(
     st.text(
         alphabet=st.sampled_from(
-            ["क", "्", "1", "#", "a", " ", "।", "❤", "👍", "🏽", "\ufe0f", "\ufe0e", "\u20e3", "\u200d"]
+            ["क", "्", "1", "#", "a", " ", "।", "|", "❤", "👍", "🏽", "\ufe0f", "\ufe0e", "\u20e3", "\u200d"]
         )
     )
 )
@@ -118,3 +116,23 @@ def test_selector_rule_is_idempotent_and_leaves_no_orphan(text: str) -> None:
             before = once[position - 1] if position else ""
             keycap = before in "1#" and once[position + 1 : position + 2] == "\u20e3"
             assert before in ("❤", "👍", "🏽") or keycap, repr(once)
+
+
+@pytest.mark.parametrize(("text", "expected"), [("क| |", "क।।"), ("क|||", "क॥।"), ("क ||", "क॥"), ("a | b", "a | b")])
+def test_pipes_become_dandas_in_one_pass(text: str, expected: str) -> None:
+    assert normalize_text(text) == expected and normalize_text(expected) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("🏳\ufe0f\u200d🌈", "🏳\ufe0f\u200d🌈"),  # an emoji sequence: the ZWJ joins the flag and the rainbow
+        ("👩\u200d🌾", "👩\u200d🌾"),
+        ("👩\u200c🌾", "👩🌾"),  # ZWNJ never joins emoji
+        ("👩\u200d\u200d🌾", "👩🌾"),  # a run of joiners is not a sequence
+        ("नमस्ते\u200d 😀", "नमस्ते 😀"),
+        ("क्\u200dष", "क्\u200dष"),
+    ],
+)
+def test_joiners_are_kept_in_devanagari_and_in_emoji_sequences_only(text: str, expected: str) -> None:
+    assert normalize_text(text) == expected

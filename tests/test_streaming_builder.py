@@ -155,7 +155,8 @@ def _normalize_reference(text: str) -> str:
     """Every pass, unconditionally, as the normaliser was first written."""
     text = unicodedata.normalize("NFC", text)
     text = normalize._ALWAYS_INVISIBLE.sub("", text)
-    text = normalize._STRAY_JOINER.sub("", text)
+    text = normalize._ORPHAN_SELECTOR.sub("", text)
+    text = normalize._JOINER_RUN.sub(normalize._joiner_or_nothing, text)
     text = normalize._PIPE_DOUBLE_DANDA.sub("॥", text)
     text = normalize._PIPE_DANDA.sub("।", text)
     return normalize._WHITESPACE.sub(" ", text).strip()

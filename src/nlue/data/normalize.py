@@ -5,12 +5,14 @@ Rules (documented in the README and the dataset card):
 * Unicode NFC, so that precomposed and decomposed Devanagari (e.g. nukta forms) compare equal.
 * Invisible characters with no linguistic role are removed: zero-width space, word
   joiner, byte-order mark, soft hyphen. ZWJ/ZWNJ are kept only *between two
-  Devanagari characters*, where they select half-forms and conjuncts; anywhere else
-  they are stray and removed.
+  Devanagari characters*, where they select half-forms and conjuncts, and a single ZWJ
+  *between two emoji* (an emoji sequence such as 🏳️‍🌈 or 👩‍🌾, where it joins the
+  parts into one picture); anywhere else they are stray and removed.
 * Every run of Unicode whitespace (incl. no-break space, tabs, newlines) becomes one
   space; leading and trailing space is stripped.
-* An ASCII ``|`` written after Devanagari text as a stand-in for the danda becomes
-  ``।`` (and ``||`` becomes ``॥``); real dandas are kept as they are.
+* An ASCII ``|`` written after Devanagari text (or after another such ``|``, which is
+  about to become a danda) as a stand-in for the danda becomes ``।`` (and ``||`` becomes
+  ``॥``); real dandas are kept as they are. Normalising twice changes nothing.
 * Devanagari digits (०-९) and ASCII digits are kept as written: converting them would
   change the text a model sees, and both occur in real Nepali text.
 * The emoji variation selectors U+FE0F (emoji style) and U+FE0E (text style) are kept
@@ -37,11 +39,12 @@ import numpy as np
 
 _DEVANAGARI = "\u0900-\u097f\ua8e0-\ua8ff"
 _ALWAYS_INVISIBLE = re.compile("[\u200b\u2060\ufeff\u00ad]")
-# A joiner run with a non-Devanagari neighbour on either side is stray.
-_STRAY_JOINER = re.compile(f"(?<![{_DEVANAGARI}])[\u200c\u200d]+|[\u200c\u200d]+(?![{_DEVANAGARI}])")
+_JOINER_RUN = re.compile("[\u200c\u200d]+")
 _WHITESPACE = re.compile(r"\s+")
-_PIPE_DOUBLE_DANDA = re.compile(f"(?<=[{_DEVANAGARI}])\\s*\\|\\|")
-_PIPE_DANDA = re.compile(f"(?<=[{_DEVANAGARI}])\\s*\\|")
+# After Devanagari, or after a pipe that is itself becoming a danda ("क| |" -> "क।।" in one
+# pass, so that normalising again changes nothing).
+_PIPE_DOUBLE_DANDA = re.compile(f"(?<=[{_DEVANAGARI}|])\\s*\\|\\|")
+_PIPE_DANDA = re.compile(f"(?<=[{_DEVANAGARI}|])\\s*\\|")
 _VARIATION_SELECTORS = "\ufe0e\ufe0f"
 # Extended_Pictographic characters of the BMP (Unicode emoji-data; generated once with the
 # `regex` module's \p{Extended_Pictographic}, kept literal so that normalisation needs no
@@ -66,6 +69,20 @@ _ORPHAN_SELECTOR = re.compile(
     f"[{_VARIATION_SELECTORS}](?:(?<![{_EMOJI_BASE}{_KEYCAP_BASE}].)|(?<=[{_KEYCAP_BASE}].)(?!\u20e3))",
     flags=re.DOTALL,
 )
+_DEVANAGARI_CHAR = re.compile(f"[{_DEVANAGARI}]")
+_EMOJI_CHAR = re.compile(f"[{_EMOJI_BASE}]")
+_EMOJI_END = re.compile(f"[{_EMOJI_BASE}\ufe0f]")  # an emoji, or the emoji-style selector that ends one
+
+
+def _joiner_or_nothing(match: re.Match[str]) -> str:
+    """A joiner run is kept between two Devanagari letters, or as one ZWJ between two emoji; else dropped."""
+    text, start, end = match.string, match.start(), match.end()
+    before, after = text[start - 1 : start], text[end : end + 1]
+    if before and after and _DEVANAGARI_CHAR.match(before) and _DEVANAGARI_CHAR.match(after):
+        return match.group()
+    if match.group() == "\u200d" and before and after and _EMOJI_END.match(before) and _EMOJI_CHAR.match(after):
+        return match.group()
+    return ""
 
 
 def normalize_text(text: str) -> str:
@@ -89,10 +106,11 @@ def _normalize_passes(text: str) -> str:
     """The rules one by one, on NFC text; a pass is skipped where its characters are absent."""
     if "\u200b" in text or "\u2060" in text or "\ufeff" in text or "\u00ad" in text:
         text = _ALWAYS_INVISIBLE.sub("", text)
-    if "\u200c" in text or "\u200d" in text:
-        text = _STRAY_JOINER.sub("", text)
+    # Selectors before joiners: a ZWJ is kept only between emoji, so what it sits next to must be final.
     if "\ufe0f" in text or "\ufe0e" in text:
         text = _ORPHAN_SELECTOR.sub("", text)
+    if "\u200c" in text or "\u200d" in text:
+        text = _JOINER_RUN.sub(_joiner_or_nothing, text)
     if "|" in text:
         text = _PIPE_DOUBLE_DANDA.sub("॥", text)
         text = _PIPE_DANDA.sub("।", text)
