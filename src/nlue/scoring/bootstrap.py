@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -49,6 +50,13 @@ _BLOCK_CELLS = 2_000_000
 def rows_per_block(n_items: int) -> int:
     """How many resamples of ``n_items`` fit in one block."""
     return max(1, _BLOCK_CELLS // max(n_items, 1))
+
+
+def block_sizes(resamples: int, n_items: int) -> Iterator[int]:
+    """The number of resamples in each block: the one loop behind the bootstrap and the paired tests."""
+    block = rows_per_block(n_items)
+    for first in range(0, resamples, block):
+        yield min(block, resamples - first)
 
 
 def resample_indices(
@@ -73,10 +81,9 @@ def bootstrap_distribution(
     resamples = check_positive_int(resamples, "bootstrap_resamples")
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
-    block = rows_per_block(problem.n_items)
     parts: dict[str, list[np.ndarray]] = {name: [] for name in problem.metrics}
-    for first in range(0, resamples, block):
-        rows = resample_indices(rng, problem.n_items, min(block, resamples - first), problem.group_sizes)
+    for size in block_sizes(resamples, problem.n_items):
+        rows = resample_indices(rng, problem.n_items, size, problem.group_sizes)
         values = problem.evaluate(rows)
         for name in problem.metrics:
             parts[name].append(values[name])

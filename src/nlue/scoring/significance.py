@@ -24,7 +24,7 @@ from typing import Literal
 
 import numpy as np
 
-from nlue.scoring.bootstrap import DEFAULT_CONFIDENCE_LEVEL, percentile_interval, resample_indices, rows_per_block
+from nlue.scoring.bootstrap import DEFAULT_CONFIDENCE_LEVEL, block_sizes, percentile_interval, resample_indices
 from nlue.scoring.problem import ScoringProblem
 from nlue.scoring.validation import check_positive_int
 
@@ -121,9 +121,8 @@ def _permutation_differences(
     problem_a: ScoringProblem, problem_b: ScoringProblem, metric: str, resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
     parts = []
-    block = rows_per_block(problem_a.n_items)
-    for first in range(0, resamples, block):
-        swap = rng.random((min(block, resamples - first), problem_a.n_items)) < 0.5
+    for size in block_sizes(resamples, problem_a.n_items):
+        swap = rng.random((size, problem_a.n_items)) < 0.5
         shuffled_a = np.where(swap, problem_b.outputs, problem_a.outputs)
         shuffled_b = np.where(swap, problem_a.outputs, problem_b.outputs)
         references = None if problem_a.references is None else np.broadcast_to(problem_a.references, swap.shape)
@@ -137,8 +136,7 @@ def _bootstrap_differences(
     problem_a: ScoringProblem, problem_b: ScoringProblem, metric: str, resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
     parts = []
-    block = rows_per_block(problem_a.n_items)
-    for first in range(0, resamples, block):
-        rows = resample_indices(rng, problem_a.n_items, min(block, resamples - first), problem_a.group_sizes)
+    for size in block_sizes(resamples, problem_a.n_items):
+        rows = resample_indices(rng, problem_a.n_items, size, problem_a.group_sizes)
         parts.append(problem_a.evaluate(rows)[metric] - problem_b.evaluate(rows)[metric])
     return np.concatenate(parts)
