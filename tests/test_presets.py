@@ -15,17 +15,17 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from nlue.checkpoints import load_sequence_classifier  # noqa: E402
 from nlue.registry.tasks import TASKS  # noqa: E402
 from nlue.tiny_models import FAMILIES, save_tiny_classifier  # noqa: E402
+from nlue.training.preset_docs import presets_markdown_table  # noqa: E402
 from nlue.training.presets import (  # noqa: E402
     PRESET_SCHEME,
     PRESETS,
     PresetSpec,
     apply_preset,
     get_preset,
-    load_sequence_classifier,
     neighbouring_presets,
-    presets_markdown_table,
 )
 
 ALL_PRESETS = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII")

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from nlue.training.presets import presets_markdown_table
+from nlue.training.preset_docs import presets_markdown_table
 
 README = Path(__file__).resolve().parents[1] / "trainers" / "README.md"
 

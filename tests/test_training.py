@@ -175,8 +175,9 @@ def test_arguments_from_yaml_file(tiny_bert: Path, tmp_path: Path) -> None:
 
 
 def test_lora_adapter_and_merge_reload_with_same_predictions(tiny_bert: Path, tmp_path: Path) -> None:
+    from nlue.checkpoints import load_classifier
     from nlue.data.access import load_task
-    from nlue.training.predict import load_classifier, predict_logits
+    from nlue.training.predict import predict_logits
 
     assert _train(tiny_bert, "qnli", tmp_path, "--lora", "--lora_r", "4", "--merge") == 0
     run = tmp_path / "run"

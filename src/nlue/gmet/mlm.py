@@ -207,19 +207,9 @@ class MaskedLMPredictor:
     @classmethod
     def from_pretrained(cls, name_or_path: str, **kwargs: Any) -> MaskedLMPredictor:
         """Load a fill-mask checkpoint (Hub id or local folder); refuse one without a mask token."""
-        from transformers import AutoModelForMaskedLM, AutoTokenizer
+        from nlue.checkpoints import load_masked_lm
 
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(name_or_path)
-        except (OSError, ValueError) as exc:
-            raise NlueError(f"{name_or_path}: cannot load its tokenizer: {exc}") from exc
-        mask_token_of(tokenizer, name_or_path)  # refuse before loading weights
-        try:
-            model = AutoModelForMaskedLM.from_pretrained(name_or_path)
-        except ValueError as exc:
-            raise NlueError(f"{name_or_path}: is not a masked language model (fill-mask): {exc}") from exc
-        except OSError as exc:
-            raise NlueError(f"{name_or_path}: cannot load the model: {exc}") from exc
+        model, tokenizer = load_masked_lm(name_or_path)
         return cls(model, tokenizer, name_or_path, **kwargs)
 
     def settings(self) -> dict[str, Any]:

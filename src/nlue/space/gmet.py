@@ -10,7 +10,6 @@ normalised over the top k (a softmax of their scores), not probabilities over al
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from nlue.errors import NlueError
 from nlue.registry.tasks import MASK_PLACEHOLDER
@@ -18,18 +17,6 @@ from nlue.space.cache import LoadedModel
 from nlue.space.inference import InputError
 
 logger = logging.getLogger(__name__)
-
-
-def load_masked_lm(source: str) -> tuple[Any, Any]:
-    """A masked LM and its tokenizer, never with remote code."""
-    from transformers import AutoModelForMaskedLM, AutoTokenizer
-
-    model = AutoModelForMaskedLM.from_pretrained(source, trust_remote_code=False)
-    tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False)
-    model.eval()
-    if tokenizer.mask_token is None:
-        raise ValueError(f"{source}: its tokenizer has no mask token, so it cannot fill a blank")
-    return model, tokenizer
 
 
 def check_sentence(sentence: str | None, max_chars: int) -> str:

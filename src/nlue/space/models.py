@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from nlue.checkpoints import ADAPTER_CONFIG, is_adapter_folder
 from nlue.errors import NlueError
 from nlue.registry.kinds.base import named_labels
 from nlue.registry.kinds.regression import HF_PROBLEM_TYPE
@@ -145,8 +146,8 @@ def _task_hint(folder: Path) -> tuple[str, ...]:
 
 def describe_checkpoint(folder: Path) -> tuple[Kind, tuple[str, ...]] | None:
     """(kind, tasks) of a local checkpoint folder, or None when it is not one the Space can serve."""
-    if (folder / "adapter_config.json").is_file():
-        adapter = _read_json(folder / "adapter_config.json")
+    if is_adapter_folder(folder):
+        adapter = _read_json(folder / ADAPTER_CONFIG)
         if adapter.get("task_type") != "SEQ_CLS":
             return None
         results = folder / "nlue_results.json"

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+from nlue.checkpoints import load_classifier, load_masked_lm
 from nlue.errors import NlueError
 from nlue.registry.tasks import TASKS, get_task
 from nlue.space import columns as cols
@@ -24,7 +25,7 @@ from nlue.space import text
 from nlue.space.cache import LoadedModel, ModelCache
 from nlue.space.charts import MAX_CHART_MODELS, score_chart
 from nlue.space.data import DataBrowser
-from nlue.space.gmet import check_sentence, load_masked_lm, predict_blank
+from nlue.space.gmet import check_sentence, predict_blank
 from nlue.space.inference import (
     TRY_TASKS,
     InputError,
@@ -45,7 +46,6 @@ from nlue.space.leaderboard import (
 )
 from nlue.space.models import ModelCatalog, ModelEntry, load_catalog
 from nlue.space.settings import SpaceSettings
-from nlue.training.predict import load_classifier
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class SpaceService:
             started = time.perf_counter()
             from transformers import AutoModelForMaskedLM, AutoModelForSequenceClassification, pipeline  # noqa: F401
 
-            from nlue.training import presets  # noqa: F401  (load_classifier's loader)
+            from nlue.training import extra_fc  # noqa: F401  (load_classifier may restore the extra layer)
 
             logger.info("model libraries imported in %.1f s", time.perf_counter() - started)
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from nlue.checkpoints import is_checkpoint
 from nlue.data.access import is_sample, load_task, resolve_dataset
 from nlue.errors import NlueError
 from nlue.registry.tasks import TASK_NAMES, TaskSpec, get_task
@@ -21,14 +22,10 @@ from nlue.results import RunResult, model_slug, write_result
 logger = logging.getLogger(__name__)
 
 
-def _is_checkpoint(path: Path) -> bool:
-    return (path / "config.json").is_file() or (path / "adapter_config.json").is_file()
-
-
 def checkpoints_for(model: str, tasks: list[str]) -> dict[str, str]:
     """Which checkpoint scores which task: ``<model>/<task>/`` when present, else ``model`` itself."""
     root = Path(model)
-    per_task = {t: str(root / t) for t in tasks if _is_checkpoint(root / t)}
+    per_task = {t: str(root / t) for t in tasks if is_checkpoint(root / t)}
     if per_task:
         return per_task
     return dict.fromkeys(tasks, model)
@@ -45,11 +42,12 @@ def evaluate_task(
 ) -> RunResult:
     from transformers import AutoConfig
 
+    from nlue.checkpoints import is_adapter_folder, load_classifier
     from nlue.scoring import score_task
     from nlue.training.modeling import check_label_mapping, has_task_labels
-    from nlue.training.predict import load_classifier, logits_to_predictions, predict_logits
+    from nlue.training.predict import logits_to_predictions, predict_logits
 
-    if not (Path(checkpoint) / "adapter_config.json").is_file():
+    if not is_adapter_folder(checkpoint):
         config = AutoConfig.from_pretrained(checkpoint)
         if not has_task_labels(config) and task.kind.has_classes:
             raise NlueError(f"{checkpoint}: has no trained classifier labels; fine-tune it first (`nlue train`)")

@@ -2,7 +2,8 @@
 
 Inputs are sorted by length so that each batch pads little, run under
 ``torch.inference_mode`` (bf16 autocast on CUDA), and put back in the original order.
-Shared by `nlue evaluate`, the search's fold scoring and the Space.
+Shared by `nlue evaluate`, the search's fold scoring and the Space (which load their
+models with :mod:`nlue.checkpoints`).
 """
 
 from __future__ import annotations
@@ -17,25 +18,6 @@ from nlue.registry.inputs import text_pair
 from nlue.registry.tasks import TaskSpec
 
 logger = logging.getLogger(__name__)
-
-
-def load_classifier(path_or_id: str, trust_remote_code: bool = False) -> tuple[Any, Any]:
-    """Model and tokenizer from a checkpoint folder, a Hub id, or a LoRA adapter folder."""
-    from pathlib import Path
-
-    from transformers import AutoTokenizer
-
-    from nlue.training.presets import load_sequence_classifier
-
-    if (Path(path_or_id) / "adapter_config.json").is_file():
-        from peft import AutoPeftModelForSequenceClassification
-
-        model = AutoPeftModelForSequenceClassification.from_pretrained(path_or_id)
-    else:
-        model = load_sequence_classifier(path_or_id, trust_remote_code=trust_remote_code)
-    tokenizer = AutoTokenizer.from_pretrained(path_or_id, trust_remote_code=trust_remote_code)
-    model.eval()
-    return model, tokenizer
 
 
 def predict_logits(
