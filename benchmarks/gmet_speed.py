@@ -32,7 +32,8 @@ import torch
 import transformers
 
 from nlue.gmet.items import GmetItem, load_items
-from nlue.gmet.mlm import MaskedLMPredictor, masked_text, pick_device
+from nlue.gmet.mlm import MaskedLMPredictor
+from nlue.gmet.mlm_pieces import masked_text, pick_device
 from nlue.tiny_models import tiny_config, train_tokenizer
 
 

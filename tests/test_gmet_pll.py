@@ -14,7 +14,8 @@ pytest.importorskip("transformers")
 from nlue.errors import NlueError  # noqa: E402
 from nlue.gmet.baseline import corpus_texts  # noqa: E402
 from nlue.gmet.items import GmetItem  # noqa: E402
-from nlue.gmet.mlm import MaskedLMPredictor, masked_text, vocabulary_classes  # noqa: E402
+from nlue.gmet.mlm import MaskedLMPredictor  # noqa: E402
+from nlue.gmet.mlm_pieces import masked_text, vocabulary_classes  # noqa: E402
 from nlue.tiny_models import save_tiny_encoder, train_tokenizer  # noqa: E402
 
 PLANTED = "चन्द्रमा"

@@ -49,6 +49,9 @@ words it would never have proposed, so it is a *diagnostic* (how would the model
 the right answers?), never a GMET score: `nlue gmet --answer-ranked-diagnostic` labels
 its results as such everywhere and keeps them out of the NLUE score.
 
+Layout: the pieces (encoded words, requests, mask and vocabulary classes) are in
+:mod:`nlue.gmet.mlm_pieces`, the batched forward passes in :mod:`nlue.gmet.mlm_passes`.
+
 Speed: every forward pass a run needs (proposals, greedy steps, PLL factors) is keyed by
 its token ids, de-duplicated across candidates and items, sorted by length and batched;
 only the masked positions go through the vocabulary projection (a forward pre-hook on
@@ -58,14 +61,14 @@ the output embeddings selects them) so large vocabularies cost little.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from nlue.data.normalize import normalize_answer
 from nlue.errors import NlueError
 from nlue.gmet.items import GmetItem, ItemPrediction
+from nlue.gmet.mlm_passes import ForwardPasses
+from nlue.gmet.mlm_pieces import Ask, Encoded, Key, mask_token_of, pick_device, vocabulary_classes
 
 logger = logging.getLogger(__name__)
 
@@ -74,83 +77,8 @@ DEFAULT_MAX_PIECES = 3
 DEFAULT_LENGTH_ALPHA = 1.0
 DEFAULT_BATCH_SIZE = 64
 
-Key = tuple[int, ...]
 
-
-@dataclass(frozen=True)
-class Encoded:
-    """A sentence with one word in place, split into context and the word's pieces."""
-
-    left: Key
-    pieces: Key
-    right: Key
-
-
-@dataclass(frozen=True)
-class _Ask:
-    """What one forward pass must tell at one position: target log-probs and/or a top-k."""
-
-    key: Key
-    pos: int
-    targets: tuple[int, ...] = ()
-    top: int = 0
-    allowed: str = ""  # "start" or "continue": which tokens a top-k may return
-
-
-def mask_token_of(tokenizer: Any, name: str) -> tuple[str, int]:
-    """The tokenizer's mask token and id; a clear error when it has none."""
-    token = getattr(tokenizer, "mask_token", None)
-    token_id = getattr(tokenizer, "mask_token_id", None)
-    if token is None or token_id is None:
-        raise NlueError(
-            f"{name}: its tokenizer has no mask token, so it is not a masked language model; "
-            "GMET needs a fill-mask checkpoint (BERT [MASK], RoBERTa/XLM-R <mask>, DeBERTa, ...)"
-        )
-    return str(token), int(token_id)
-
-
-def masked_text(sentence: str, tokenizer: Any, placeholder: str = "[MASK]") -> str:
-    """``sentence`` with the dataset's placeholder replaced by the tokenizer's own mask string."""
-    token, _ = mask_token_of(tokenizer, getattr(tokenizer, "name_or_path", "model"))
-    return sentence.replace(placeholder, token)
-
-
-def pick_device(device: str = "auto") -> str:
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
-
-
-def vocabulary_classes(tokenizer: Any, vocab_size: int) -> tuple[list[bool], list[bool]]:
-    """Which token ids may start a word and which may continue one.
-
-    The tokenizer's piece convention decides: SentencePiece marks word starts with ``▁``,
-    byte-level BPE with ``Ġ``, WordPiece marks continuations with ``##``. Special tokens
-    and ids the tokenizer does not know are neither. With no recognisable convention
-    every ordinary token is both.
-    """
-    tokens = [None] * vocab_size
-    known = tokenizer.convert_ids_to_tokens(list(range(min(vocab_size, len(tokenizer)))))
-    tokens[: len(known)] = known
-    special = set(tokenizer.all_special_ids)
-    ordinary = [t is not None and i not in special for i, t in enumerate(tokens)]
-    texts = [t or "" for t in tokens]
-    if any(t.startswith("▁") for t in texts):
-        start = [t.startswith("▁") for t in texts]
-    elif any(t.startswith("Ġ") for t in texts):
-        start = [t.startswith("Ġ") for t in texts]
-    elif any(t.startswith("##") for t in texts):
-        start = [not t.startswith("##") for t in texts]
-    else:
-        return ordinary, ordinary
-    starts = [o and s for o, s in zip(ordinary, start, strict=True)]
-    continues = [o and not s for o, s in zip(ordinary, start, strict=True)]
-    return starts, continues
-
-
-class MaskedLMPredictor:
+class MaskedLMPredictor(ForwardPasses):
     """Ranks whole-word candidates for GMET items with a masked LM (see the module docstring)."""
 
     kind = "zero-shot"
@@ -288,13 +216,13 @@ class MaskedLMPredictor:
             over -= 1
         return Encoded(tuple(left), encoded.pieces, tuple(right))
 
-    def l2r_asks(self, encoded: Encoded) -> list[_Ask]:
+    def l2r_asks(self, encoded: Encoded) -> list[Ask]:
         """The n forward passes of the PLL-word-l2r score of one encoded word."""
         n = len(encoded.pieces)
         asks = []
         for i in range(n):
             key = encoded.left + encoded.pieces[:i] + (self.mask_id,) * (n - i) + encoded.right
-            asks.append(_Ask(key, len(encoded.left) + i, targets=(encoded.pieces[i],)))
+            asks.append(Ask(key, len(encoded.left) + i, targets=(encoded.pieces[i],)))
         return asks
 
     def log_likelihood(self, encoded: Encoded) -> float:
@@ -314,107 +242,6 @@ class MaskedLMPredictor:
         if not word or any(ch.isspace() for ch in word) or "\ufffd" in word:
             return ""
         return word
-
-    # ------------------------------------------------------------------ forward passes
-    def run(self, asks: Iterable[_Ask], progress: Any = None) -> None:
-        """Answer ``asks`` with as few, as full batches as possible (results go to the caches)."""
-        import torch
-
-        by_key: dict[Key, list[_Ask]] = defaultdict(list)
-        for ask in asks:
-            done = all((ask.key, ask.pos, t) in self._logp for t in ask.targets)
-            if done and (not ask.top or (ask.key, ask.pos, ask.allowed, ask.top) in self._top):
-                continue
-            by_key[ask.key].append(ask)
-        keys = sorted(by_key, key=len)
-        if progress is not None:
-            progress.total = (progress.total or 0) + len(keys)
-            progress.refresh()
-        for begin in range(0, len(keys), self.batch_size):
-            batch = keys[begin : begin + self.batch_size]
-            positions = [sorted({ask.pos for ask in by_key[key]}) for key in batch]
-            rows = [r for r, pos in enumerate(positions) for _ in pos]
-            cols = [p for pos in positions for p in pos]
-            width = max(len(key) for key in batch)
-            ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
-            attention = torch.zeros((len(batch), width), dtype=torch.long)
-            for r, key in enumerate(batch):
-                ids[r, : len(key)] = torch.tensor(key)
-                attention[r, : len(key)] = 1
-            logp = self._log_probs(ids, attention, rows, cols)
-            self.forward_sequences += len(batch)
-            self._collect(batch, by_key, positions, logp)
-            if progress is not None:
-                progress.update(len(batch))
-
-    def _log_probs(self, ids: Any, attention: Any, rows: list[int], cols: list[int]) -> Any:
-        """Log-softmax over the vocabulary at (row, col) positions only: an (N, V) float tensor on the CPU."""
-        import torch
-
-        rows_t = torch.tensor(rows, device=self.device)
-        cols_t = torch.tensor(cols, device=self.device)
-        state = {"sliced": False}
-
-        def select(_module: Any, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-            hidden = args[0] if args else None
-            if isinstance(hidden, torch.Tensor) and hidden.dim() == 3 and tuple(hidden.shape[:2]) == tuple(ids.shape):
-                state["sliced"] = True
-                return (hidden[rows_t, cols_t], *args[1:])
-            return None
-
-        head = self.model.get_output_embeddings() if hasattr(self.model, "get_output_embeddings") else None
-        handle = head.register_forward_pre_hook(select) if isinstance(head, torch.nn.Module) else None
-        try:
-            with torch.inference_mode():
-                out = self.model(input_ids=ids.to(self.device), attention_mask=attention.to(self.device))
-        finally:
-            if handle is not None:
-                handle.remove()
-        logits = out.logits if hasattr(out, "logits") else out[0]
-        self.last_pass_sliced = bool(state["sliced"] and logits.dim() == 2 and logits.shape[0] == len(rows))
-        if self.last_pass_sliced:
-            picked = logits
-        elif logits.dim() == 3:
-            picked = logits[rows_t, cols_t]
-        else:
-            raise NlueError(f"{self.name}: unexpected logits of shape {tuple(logits.shape)} from the model")
-        return torch.log_softmax(picked.float(), dim=-1).cpu()
-
-    def _collect(self, batch: list[Key], by_key: dict[Key, list[_Ask]], positions: list[list[int]], logp: Any) -> None:
-        import torch
-
-        row_of = {}
-        j = 0
-        for key, pos in zip(batch, positions, strict=True):
-            for p in pos:
-                row_of[(key, p)] = j
-                j += 1
-        gather_rows, gather_tokens, gather_keys = [], [], []
-        tops: dict[tuple[str, int], list[tuple[Key, int]]] = defaultdict(list)
-        for key in batch:
-            for ask in by_key[key]:
-                for target in ask.targets:
-                    gather_rows.append(row_of[(key, ask.pos)])
-                    gather_tokens.append(target)
-                    gather_keys.append((key, ask.pos, target))
-                if ask.top:
-                    tops[(ask.allowed, ask.top)].append((key, ask.pos))
-        if gather_rows:
-            values = logp[torch.tensor(gather_rows), torch.tensor(gather_tokens)].tolist()
-            self._logp.update(zip(gather_keys, values, strict=True))
-        vocab = logp.shape[-1]
-        for (allowed, top), places in tops.items():
-            bias = self._bias[allowed]
-            if bias.shape[0] != vocab:  # model and config disagree on the vocabulary size
-                bias = torch.nn.functional.pad(bias[:vocab], (0, max(0, vocab - bias.shape[0])), value=float("-inf"))
-            picked = logp[torch.tensor([row_of[place] for place in places])] + bias
-            k = min(top, vocab)
-            values, indices = picked.topk(k, dim=-1)
-            for (key, pos), vals, idx in zip(places, values.tolist(), indices.tolist(), strict=True):
-                found = [(t, v) for t, v in zip(idx, vals, strict=True) if v != float("-inf")]
-                self._top[(key, pos, allowed, top)] = found
-                for t, v in found:
-                    self._logp[(key, pos, t)] = v
 
     # ------------------------------------------------------------------ prediction
     def predict(self, items: Sequence[GmetItem]) -> list[ItemPrediction]:
@@ -442,7 +269,7 @@ class MaskedLMPredictor:
             return ctx.left + tuple(filled) + (mask,) * (n - len(filled)) + ctx.right
 
         # Round 1: single-mask proposals, the first greedy piece for every length, the answers' PLL passes.
-        asks: list[_Ask] = []
+        asks: list[Ask] = []
         answer_enc: list[list[tuple[str, Encoded | None]]] = [[] for _ in items]
         if self.answer_candidates:
             flat = [(i, a) for i, item in enumerate(items) for a in _distinct(item.answers)]
@@ -454,7 +281,7 @@ class MaskedLMPredictor:
                     asks.extend(self.l2r_asks(enc))
         for ctx in contexts:
             for n in range(1, self.max_pieces + 1):
-                asks.append(_Ask(masked(ctx, (), n), len(ctx.left), top=fetch if n == 1 else 1, allowed="start"))
+                asks.append(Ask(masked(ctx, (), n), len(ctx.left), top=fetch if n == 1 else 1, allowed="start"))
         self.run(asks, bar)
         # Greedy multi-piece completions: one round per further piece, batched over items and lengths.
         greedy: dict[tuple[int, int], list[int]] = {}
@@ -471,7 +298,7 @@ class MaskedLMPredictor:
                 (i, n): (masked(contexts[i], chosen, n), len(contexts[i].left) + step)
                 for (i, n), chosen in growing.items()
             }
-            self.run([_Ask(key, pos, top=1, allowed="continue") for key, pos in places.values()], bar)
+            self.run([Ask(key, pos, top=1, allowed="continue") for key, pos in places.values()], bar)
             for slot, (key, pos) in places.items():
                 found = self._top.get((key, pos, "continue", 1))
                 if found:
