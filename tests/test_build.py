@@ -361,3 +361,14 @@ def test_parquet_list_or_struct_text_column_is_refused(tmp_path: Path, column: l
     pq.write_table(pa.Table.from_pylist([{"text": v, "label": i % 2} for i, v in enumerate(column)]), src)
     with pytest.raises(SourceError, match=f"train.parquet, row 1, field 'text': .*expected text.*{found}"):
         build_repo([TaskSources(TASKS["sa"], {"train": [src]})], tmp_path / "out", _options())
+
+
+def test_semicolon_csv_from_a_spreadsheet_builds(tmp_path: Path) -> None:
+    """The readers the judgment import shares: a CSV saved with semicolons is read with them."""
+    source = tmp_path / "train.csv"
+    source.write_text("text;label\nयो फिल्म राम्रो छ;positive\nयो फिल्म नराम्रो छ;negative\n", encoding="utf-8")
+    result = build_repo([TaskSources(TASKS["sa"], {"train": [source]})], tmp_path / "out", BuildOptions(name="x"))
+    assert (
+        result.rejects == 0
+        and result.configs["sa"].splits["train"].kept + result.configs["sa"].splits["validation"].kept == 2
+    )

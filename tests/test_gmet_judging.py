@@ -13,7 +13,8 @@ from nlue.data.sample import sample_data_dir
 from nlue.gmet.cli import main
 from nlue.gmet.evaluate import GmetRun, write_run
 from nlue.gmet.items import ItemPrediction, items_from_records
-from nlue.gmet.judging import JudgmentFileError, combine_judgments, majority_vote, reference_items
+from nlue.gmet.judging import JudgmentFileError, reference_items
+from nlue.gmet.verdicts import combine_judgments, majority_vote
 from nlue.scoring import score_task
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
@@ -231,20 +232,24 @@ def test_non_integer_id(run_dir: Path, tmp_path: Path):
 
 
 def test_unreadable_files(run_dir: Path, tmp_path: Path):
+    """Judgment files are read by the builder's readers: the same checks and messages."""
     latin = tmp_path / "latin.csv"
-    latin.write_bytes(b"id,judgment\n1,1\n\xff\xfe\x00oops\n")
-    assert f"{latin}, field 'file': not UTF-8 text" in str(_bad(run_dir, latin))
+    latin.write_bytes(b"id,judgment\n1,1\n2,\xff\xfe\n")
+    assert f"{latin}, row 2, field 'judgment': not valid UTF-8" in str(_bad(run_dir, latin))
     missing = tmp_path / "nowhere.csv"
-    assert f"{missing}, field 'file': no such file" in str(_bad(run_dir, missing))
+    assert f"{missing}, field '(file)': file not found" in str(_bad(run_dir, missing))
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"id": 0, "judgment": 1}\n{"id": 1, "judgment": \n', encoding="utf-8")
-    assert f"{broken}, row 2, field 'line': not valid JSON" in str(_bad(run_dir, broken))
+    assert f"{broken}, row 2, field '(row)': not valid JSON" in str(_bad(run_dir, broken))
     sheet = tmp_path / "judge.xlsx"
     sheet.write_bytes(b"PK\x03\x04")
     assert f"{sheet}, field 'file': expected a .csv, .tsv or .jsonl judgment file" in str(_bad(run_dir, sheet))
     empty = tmp_path / "empty.csv"
     empty.write_text("", encoding="utf-8")
-    assert f"{empty}, field 'file': the file is empty" in str(_bad(run_dir, empty))
+    assert f"{empty}, field 'file': the file has no data rows" in str(_bad(run_dir, empty))
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("id,judgment\n1,1,1\n", encoding="utf-8")
+    assert f"{ragged}, row 1, field '(row)': has 3 cells but the header has 2" in str(_bad(run_dir, ragged))
     no_column = tmp_path / "no_column.csv"
     no_column.write_text("id,verdict\n0,1\n", encoding="utf-8")
     assert f"{no_column}, field 'judgment': missing column 'judgment'" in str(_bad(run_dir, no_column))

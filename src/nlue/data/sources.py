@@ -1,7 +1,9 @@
 """Streaming readers for the source formats the builder accepts.
 
 Each reader yields ``(row_number, record)`` with 1-based data row numbers (the header
-of a CSV/TSV is not a row), so that every later message can name the row. Files are
+of a CSV/TSV is not a row), so that every later message can name the row. A CSV whose
+header holds semicolons and no comma is read with ``;`` (what spreadsheet programs in
+many locales save). The builder and the GMET judgment import both read through here. Files are
 loaded whole where the format allows it: CSV/TSV/JSONL are read line by line and Parquet
 batch by batch. A JSON array is one value and is parsed at once, so large sources
 should be JSONL.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import itertools
 import json
 import math
 import re
@@ -93,7 +96,10 @@ def _may_hold_undecodable(path: Path, json_escapes: bool = False) -> bool:
 def _read_delimited(path: Path, delimiter: str) -> Iterator[tuple[int, Record]]:
     check_rows = _may_hold_undecodable(path)
     with path.open("r", encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
-        reader = csv.reader(handle, delimiter=delimiter)
+        first = handle.readline()
+        if delimiter == "," and ";" in first and "," not in first:
+            delimiter = ";"  # spreadsheet programs in many locales save CSV with semicolons
+        reader = csv.reader(itertools.chain([first], handle), delimiter=delimiter)
         try:
             header = next(reader)
         except StopIteration:

@@ -305,7 +305,8 @@ def _sheet_keys(args: argparse.Namespace, run_dir: Path) -> dict[str, list[int]]
 def run_judgments(args: argparse.Namespace) -> int:
     from nlue.gmet.evaluate import ANSWER_RANKED, DIAGNOSTIC_KIND, GmetRun, write_run
     from nlue.gmet.items import GmetItem, ItemPrediction
-    from nlue.gmet.judging import combine_judgments, read_rows, reference_items, write_table
+    from nlue.gmet.judging import read_rows, reference_items, write_table
+    from nlue.gmet.verdicts import combine_judgments
     from nlue.results import model_slug
 
     if args.bootstrap < 0:
