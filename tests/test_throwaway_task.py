@@ -90,7 +90,7 @@ def test_a_task_added_in_the_test_builds_loads_trains_scores_and_shows(toybench,
     from nlue.space.settings import SpaceSettings
     from nlue.tiny_models import save_tiny_encoder
     from nlue.training.args import DataArguments, LoraArguments, ModelArguments, NlueTrainingArguments, RecipeArguments
-    from nlue.training.recipe import run_training
+    from nlue.training.run import run_training
 
     assert TOY.name in TASKS and TOY.name not in TASK_NAMES  # its own benchmark, not NLUE
     # Build: the declared label values (yes/no) map onto the registry's labels.

@@ -326,3 +326,19 @@ def test_model_upload_plan_leaves_out_checkpoints(tmp_path: Path) -> None:
         (tmp_path / name).write_text("x", encoding="utf-8")
     plan = plan_upload(tmp_path, "me/model", "model")
     assert [path for path, _ in plan.files] == ["README.md", "config.json", "merged/config.json", "model.safetensors"]
+
+
+def test_test_metrics_are_written_once_and_results_default_beside_the_run(
+    tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # nothing may land in the current folder
+    run = tmp_path / "runs" / "sa-run"
+    code = main(["train", "--model", str(tiny_bert), "--task", "sa", "--output_dir", str(run), *QUICK])
+    assert code == 0
+    own = run / "nlue_results.json"
+    shared = tmp_path / "runs" / "results" / "sa-run" / "sa.json"
+    assert own.read_bytes() == shared.read_bytes()  # the leaderboard's copy of the one results file
+    assert not (run / "test_results.json").exists()
+    everything = json.loads((run / "all_results.json").read_text(encoding="utf-8"))
+    assert not any(key.startswith("test_") for key in everything)  # the Trainer's files: train and eval only
+    assert not (tmp_path / "results").exists()

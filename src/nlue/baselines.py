@@ -26,7 +26,7 @@ def train_baselines(
     """Fine-tune the tiny encoder on every classification/regression task; returns each task's result."""
     from nlue.tiny_models import save_tiny_encoder
     from nlue.training.args import DataArguments, LoraArguments, ModelArguments, NlueTrainingArguments, RecipeArguments
-    from nlue.training.recipe import run_training
+    from nlue.training.run import run_training
 
     encoder = out / "tiny-bert-encoder"
     if not (encoder / "config.json").is_file():

@@ -113,9 +113,24 @@ def write_json_atomic(path: Path, data: Any) -> Path:
     return path
 
 
+def default_results_dir(output: Path) -> Path:
+    """Where results go when a command is not told: a ``results`` folder beside its output folder.
+
+    The one rule of every command that writes results (train, search, gmet, quickstart):
+    ``--out runs/gmet/xlmr`` puts results in ``runs/gmet/results``. Commands with no output
+    folder of their own (evaluate, baseline) default to ``results`` in the current folder.
+    """
+    return Path(output).parent / "results"
+
+
+def result_path(result: RunResult, results_dir: Path, name: str | None = None) -> Path:
+    """``<results_dir>/<model slug>/<task>.json`` (see ``RunResult.file_name``)."""
+    return Path(results_dir) / (name or model_slug(result.model)) / result.file_name
+
+
 def write_result(result: RunResult, results_dir: Path, name: str | None = None) -> Path:
-    """Write ``result`` to ``<results_dir>/<model slug>/<task>.json`` (see ``file_name``) and return the path."""
-    path = Path(results_dir) / (name or model_slug(result.model)) / result.file_name
+    """Write ``result`` to :func:`result_path` and return the path."""
+    path = result_path(result, results_dir, name)
     write_json_atomic(path, result.to_dict())
     logger.info("wrote %s", path)
     return path

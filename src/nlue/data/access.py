@@ -11,6 +11,7 @@ import hashlib
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
 import datasets
 
@@ -68,3 +69,19 @@ def is_sample(dataset: str | None) -> bool:
     from huggingface_hub import DatasetCard
 
     return SAMPLE_TAG in (DatasetCard.load(card).data.tags or [])
+
+
+def dataset_description(dataset: str | None, config: str, split: str, **extra: Any) -> dict[str, Any]:
+    """What a results file says about the data it was scored on (one shape for every command).
+
+    ``id`` as the user named it, ``path`` where it was read from, the ``config`` and ``split``,
+    and ``is_sample`` so that scores on the embedded sample are never mistaken for real ones.
+    """
+    return {
+        "id": dataset or "nlue sample data",
+        "path": resolve_dataset(dataset),
+        "config": config,
+        "split": split,
+        "is_sample": is_sample(dataset),
+        **extra,
+    }

@@ -114,16 +114,9 @@ def make_predictor(model: str, **options: Any) -> Predictor:
 
 
 def dataset_info(dataset: str | None, split: str, n_items: int, limit: int | None = None) -> dict[str, Any]:
-    from nlue.data.access import is_sample, resolve_dataset
+    from nlue.data.access import dataset_description
 
-    info = {
-        "id": dataset or "nlue sample data",
-        "path": resolve_dataset(dataset),
-        "config": "gmet",
-        "split": split,
-        "is_sample": is_sample(dataset),
-        "items": n_items,
-    }
+    info = dataset_description(dataset, "gmet", split, items=n_items)
     if limit is not None:
         info["limit"] = limit
     return info

@@ -90,7 +90,13 @@ class RecipeArguments:
         default="auto",
         metadata={"help": "auto (bf16 on CUDA that supports it, else fp16 on CUDA, else fp32), fp32, bf16, fp16."},
     )
-    results_dir: str = field(default="results", metadata={"help": "Folder that receives the results JSON."})
+    results_dir: str | None = field(
+        default=None,
+        metadata={
+            "help": "Folder that receives the results JSON for the leaderboard (default: a results folder "
+            "beside --output_dir)."
+        },
+    )
     results_name: str | None = field(
         default=None,
         metadata={"help": "Model name in the results folder and leaderboard (default: the Hub id or output folder)."},

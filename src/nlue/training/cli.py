@@ -25,7 +25,7 @@ def train_main(argv: Sequence[str] | None = None, prog: str = "nlue train") -> i
         RecipeArguments,
         parse,
     )
-    from nlue.training.recipe import run_training
+    from nlue.training.run import run_training
 
     args = list(sys.argv[1:] if argv is None else argv)
     model_args, data_args, lora_args, recipe_args, training_args = parse(

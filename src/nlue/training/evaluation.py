@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from nlue.checkpoints import is_checkpoint
-from nlue.data.access import is_sample, load_task, resolve_dataset
+from nlue.data.access import dataset_description, load_task
 from nlue.errors import NlueError
 from nlue.registry.tasks import TASK_NAMES, TaskSpec, get_task
 from nlue.results import RunResult, model_slug, write_result
@@ -69,13 +69,7 @@ def evaluate_task(
         model=checkpoint,
         kind="fine-tune",
         metrics={k: v for k, v in metrics.items() if isinstance(v, float)},
-        dataset={
-            "id": dataset or "nlue sample data",
-            "path": resolve_dataset(dataset),
-            "config": task.name,
-            "split": split,
-            "is_sample": is_sample(dataset),
-        },
+        dataset=dataset_description(dataset, task.name, split),
         timings={"predict_seconds": round(seconds, 3), "items_per_second": round(len(rows) / max(seconds, 1e-9), 1)},
         seed=seed,
     )

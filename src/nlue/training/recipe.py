@@ -1,49 +1,34 @@
-"""One fine-tuning run: any encoder, any NLUE classification/regression task, Trainer-based.
+"""The pieces of a fine-tuning run: precision, the paper's hyperparameters, tokenising, the model, the Trainer.
 
-The steps mirror transformers' run_glue example, split into small functions: resolve the
-arguments (paper hyperparameters, precision), load the data and the model (labels from
-the registry), choose what trains (a preset or LoRA), train with early stopping on the
-validation loss, restore the best checkpoint, score validation and test (with bootstrap
-intervals), then write the checkpoint, a results JSON and a model card, and push on request.
+:mod:`nlue.training.run` puts them together (resolve -> train -> save). The steps mirror
+transformers' run_glue example: load the data and the model (labels from the registry),
+choose what trains (a preset or LoRA), train with early stopping on the validation loss
+and restore the best checkpoint.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from nlue.data.access import is_sample, load_task, resolve_dataset
 from nlue.errors import NlueError
 from nlue.registry.inputs import batch_text_pairs
 from nlue.registry.tasks import TaskSpec
-from nlue.results import RunResult, model_slug, write_result
 from nlue.training.args import (
     PRECISIONS,
-    DataArguments,
     LoraArguments,
     ModelArguments,
     NlueTrainingArguments,
     RecipeArguments,
 )
-from nlue.training.modeling import check_label_mapping, classifier_config_kwargs, trainable_task
+from nlue.training.modeling import check_label_mapping, classifier_config_kwargs
 from nlue.training.predict import logits_to_predictions
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class RunOutcome:
-    output_dir: Path
-    results_path: Path
-    result: RunResult
-    card_path: Path
-    merged_dir: Path | None = None
 
 
 def resolve_precision(choice: str) -> dict[str, bool]:
@@ -247,145 +232,13 @@ class _LogCallback:
             logger.info("epoch %.2f: %s", state.epoch or 0, shown)
 
 
-def _limit(dataset: Any, split: str, limit: int | None) -> Any:
+def limit_split(dataset: Any, split: str, limit: int | None) -> Any:
     if split in dataset and limit is not None:
         dataset[split] = dataset[split].select(range(min(limit, dataset[split].num_rows)))
     return dataset
 
 
-def run_training(
-    model_args: ModelArguments,
-    data_args: DataArguments,
-    lora_args: LoraArguments,
-    recipe_args: RecipeArguments,
-    training_args: NlueTrainingArguments,
-) -> RunOutcome:
-    """Fine-tune, evaluate and save one (model, task) run; see the module docstring."""
-    import transformers
-
-    from nlue.scoring import score_task
-    from nlue.training.lora import lora_settings
-    from nlue.training.modelcard import write_model_card
-    from nlue.training.presets import PRESET_SCHEME
-
-    task = trainable_task(data_args.task)
-    model_args, training_args, paper_record = with_paper_hparams(model_args, training_args, recipe_args, task)
-    push, hub_model_id = training_args.push_to_hub, training_args.hub_model_id
-    output_dir = training_args.output_dir or f"runs/{model_slug(model_args.model_name_or_path)}-{task.name}"
-    # The Trainer would contact the Hub at start-up when push_to_hub is set: we push ourselves, at the end.
-    training_args = dataclasses.replace(
-        training_args, output_dir=output_dir, push_to_hub=False, **resolve_precision(recipe_args.precision)
-    )
-    if push and not hub_model_id:
-        raise NlueError("--push_to_hub needs --hub_model_id owner/name")
-    transformers.set_seed(training_args.seed)
-
-    raw = load_task(data_args.dataset, task)
-    limits = {"train": data_args.max_train_samples, "validation": data_args.max_eval_samples}
-    for split in ("train", "validation", "test"):
-        raw = _limit(raw, split, limits.get(split, data_args.max_eval_samples))
-    missing = [s for s in ("train", "validation") if s not in raw]
-    if missing:
-        raise NlueError(f"dataset has no {' or '.join(missing)} split for {task.name}; build it with one")
-
-    tokenizer = load_tokenizer(model_args)
-    model, trained = prepare_model(model_args, lora_args, task)
-    logger.info("training %s on %s (%s)", model_args.model_name_or_path, task.name, trained)
-
-    encoded = tokenize_dataset(raw, task, tokenizer, data_args.max_seq_length)
-    trainer = build_trainer(
-        model,
-        tokenizer,
-        task,
-        training_args,
-        encoded["train"],
-        encoded["validation"],
-        recipe_args.early_stopping_patience,
-    )
-    started = time.perf_counter()
-    resume = _last_checkpoint(Path(output_dir)) if recipe_args.resume else None
-    train_output = trainer.train(resume_from_checkpoint=resume)
-    train_seconds = time.perf_counter() - started
-    validation = trainer.evaluate()
-    started = time.perf_counter()
-    test_split = "test" if "test" in encoded else "validation"
-    prediction = trainer.predict(encoded[test_split])
-    preds = predictions_from_logits(task, prediction.predictions)
-    references = np.asarray(raw[test_split][task.label_field])
-    test_metrics = score_task(
-        task.name,
-        preds,
-        references,
-        bootstrap_resamples=recipe_args.bootstrap_resamples or None,
-        seed=training_args.seed,
-    )
-    eval_seconds = time.perf_counter() - started
-
-    trainer.save_model(output_dir)
-    trainer.save_state()
-    trainer.save_metrics("train", train_output.metrics)
-    trainer.save_metrics("eval", validation)
-    trainer.save_metrics("test", {f"test_{k}": v for k, v in test_metrics.items()})
-    merged_dir = None
-    if lora_args.lora and lora_args.merge and trainer.is_world_process_zero():
-        merged_dir = Path(output_dir) / "merged"
-        trainer.model.merge_and_unload().save_pretrained(merged_dir)
-        tokenizer.save_pretrained(merged_dir)
-
-    result = RunResult(
-        task=task.name,
-        model=recipe_args.results_name or hub_model_id or output_dir,
-        base_model=model_args.model_name_or_path,
-        kind=recipe_args.results_kind,
-        metrics={k: v for k, v in test_metrics.items() if isinstance(v, float)},
-        validation_metrics={k.removeprefix("eval_"): float(v) for k, v in validation.items()},
-        dataset={
-            "id": data_args.dataset or "nlue sample data",
-            "path": resolve_dataset(data_args.dataset),
-            "config": task.name,
-            "split": test_split,
-            "is_sample": is_sample(data_args.dataset),
-        },
-        preset=None if lora_args.lora else model_args.preset,
-        lora=lora_settings(lora_args) if lora_args.lora else None,
-        hyperparameters={
-            "learning_rate": training_args.learning_rate,
-            "per_device_train_batch_size": training_args.per_device_train_batch_size,
-            "num_train_epochs_max": training_args.num_train_epochs,
-            "epochs_trained": float(trainer.state.epoch or 0),
-            "early_stopping_patience": recipe_args.early_stopping_patience,
-            "max_seq_length": data_args.max_seq_length,
-            "bf16": training_args.bf16,
-            "fp16": training_args.fp16,
-            "world_size": training_args.world_size,
-            "best_checkpoint": trainer.state.best_model_checkpoint,
-            "trainable": trained,
-            **({} if lora_args.lora else {"extra_fc": model_args.extra_fc, "preset_scheme": PRESET_SCHEME}),
-            **({"paper_hparams": paper_record} if paper_record else {}),
-        },
-        seed=training_args.seed,
-        timings={"train_seconds": round(train_seconds, 3), "test_seconds": round(eval_seconds, 3)},
-        paper_reference=task.paper_reference(model_args.model_name_or_path),
-        notes=paper_hparams_note(paper_record, task) if paper_record else "",
-    )
-    results_path = Path(output_dir) / "nlue_results.json"
-    card_path = Path(output_dir) / "README.md"
-    if trainer.is_world_process_zero():
-        from nlue.results import write_json_atomic
-
-        write_json_atomic(results_path, result.to_dict())
-        results_path = write_result(result, Path(recipe_args.results_dir))
-        write_model_card(card_path, result, task)
-        if push:
-            from nlue.data.publish import plan_upload, push_folder
-
-            plan = plan_upload(Path(output_dir), hub_model_id, "model")
-            logger.info("%s", plan.describe())
-            push_folder(plan, f"nlue: {task.name} fine-tune of {model_args.model_name_or_path}", recipe_args.dry_run)
-    return RunOutcome(Path(output_dir), results_path, result, card_path, merged_dir)
-
-
-def _last_checkpoint(output_dir: Path) -> str | None:
+def last_checkpoint(output_dir: Path) -> str | None:
     """Resume an interrupted run from its newest checkpoint (none when starting fresh)."""
     from transformers.trainer_utils import get_last_checkpoint
 

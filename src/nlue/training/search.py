@@ -29,7 +29,7 @@ import numpy as np
 from nlue.data.access import load_task
 from nlue.errors import NlueError
 from nlue.registry.tasks import TaskSpec
-from nlue.results import model_slug, write_json_atomic
+from nlue.results import write_json_atomic
 from nlue.training.args import DataArguments, LoraArguments, ModelArguments, NlueTrainingArguments, RecipeArguments
 from nlue.training.modeling import trainable_task
 
@@ -189,7 +189,8 @@ def run_search(
     loss, then train and test the winner."""
     import transformers
 
-    from nlue.training.recipe import load_tokenizer, resolve_precision, run_training, tokenize_dataset
+    from nlue.training.recipe import load_tokenizer, resolve_precision, tokenize_dataset
+    from nlue.training.run import default_output_dir, run_training
 
     task = trainable_task(data_args.task)
     presets, presets_source = search_presets(search_args.presets, task, model_args, recipe_args, lora_args.lora)
@@ -200,7 +201,7 @@ def run_search(
     extra_fc = model_args.extra_fc
     logger.info("presets %s (%s) x learning rates %s x batch sizes %s, %d folds",
                 ", ".join(p or "-" for p in presets), presets_source, lrs, batches, search_args.folds)  # fmt: skip
-    output_dir = training_args.output_dir or f"runs/{model_slug(model_args.model_name_or_path)}-{task.name}"
+    output_dir = training_args.output_dir or str(default_output_dir(model_args.model_name_or_path, task))
     search_dir = Path(search_args.search_dir or Path(output_dir) / "search")
     trial_args = dataclasses.replace(
         training_args, push_to_hub=False, output_dir=str(search_dir), **resolve_precision(recipe_args.precision)
