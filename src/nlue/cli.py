@@ -6,10 +6,11 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from nlue import __version__
+from nlue.cli_support import accept_both_spellings, configure_logging, parse_or_exit_code, run_command
 from nlue.errors import NlueError
 
 logger = logging.getLogger("nlue")
@@ -307,37 +308,49 @@ def _cmd_quickstart(args: argparse.Namespace) -> int:
 HF_ARGUMENT_COMMANDS = ("train", "search")
 
 
+def _gmet_main() -> Callable[[Sequence[str]], int]:
+    from nlue.gmet.cli import main
+
+    return main
+
+
+def _baseline_main() -> Callable[[Sequence[str]], int]:
+    from nlue.tfidf_baseline import main
+
+    return main
+
+
+# Sub-commands with their own argparse parser (on the same backbone), imported when used.
+OWN_PARSER_COMMANDS: dict[str, Callable[[], Callable[[Sequence[str]], int]]] = {
+    "gmet": _gmet_main,
+    "baseline": _baseline_main,
+}
+
+
 def _add_hf_commands(sub: argparse._SubParsersAction) -> None:
     # Listed here for `nlue --help`; their own parser (HfArgumentParser) takes over in main().
     sub.add_parser("train", help="fine-tune an encoder on a task (Trainer; presets or LoRA); `nlue train --help`")
     sub.add_parser("search", help="grid search with k-fold cross-validation, then train and test; `nlue search --help`")
     sub.add_parser("gmet", help="zero-shot GMET scoring of a masked LM, and human judging; `nlue gmet --help`")
+    sub.add_parser(
+        "baseline", help="the non-neural baseline (TF-IDF + linear model) on every task; `nlue baseline --help`"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run `nlue` with ``argv``; every sub-command exits through :func:`nlue.cli_support.run_command`."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in HF_ARGUMENT_COMMANDS:
         from nlue.training.cli import run_hf_command
 
         return run_hf_command(argv[0], argv[1:])
-    if argv and argv[0] == "gmet":  # its own argparse parser, with the judging options
-        from nlue.gmet.cli import main as gmet_main
-
-        return gmet_main(argv[1:])
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-    try:
-        return int(args.func(args))
-    except NlueError as exc:
-        print(f"nlue {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except ValueError as exc:  # bad option values (maps, names) raised by the library
-        print(f"nlue {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    if argv and argv[0] in OWN_PARSER_COMMANDS:  # sub-commands with an argparse parser of their own
+        return OWN_PARSER_COMMANDS[argv[0]]()(argv[1:])
+    parsed = parse_or_exit_code(accept_both_spellings(build_parser()), argv)
+    if isinstance(parsed, int):
+        return parsed
+    configure_logging(parsed.verbose)
+    return run_command(parsed.command, lambda: parsed.func(parsed))
 
 
 if __name__ == "__main__":

@@ -228,11 +228,22 @@ def run_result(run: GmetRun) -> Any:
     )
 
 
-def item_rows(run: GmetRun) -> list[dict[str, Any]]:
-    """One row per item: the run's record (``automatic`` empty when the run has no automatic verdicts)."""
+def item_rows(
+    run: GmetRun,
+    automatic: Sequence[int | None] | None = None,
+    extra: Sequence[Mapping[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per item: the run's record, and the judged table's rows.
+
+    ``automatic`` overrides the automatic verdicts (a judged run's own verdicts are the
+    judges'; the record keeps the automatic ones); ``extra`` adds columns per item (each
+    judge's verdict, the majority). ``automatic`` is empty where there is none.
+    """
     rows = []
-    verdicts = run.verdicts if run.verdicts is not None else [""] * len(run.items)
-    for item, prediction, verdict in zip(run.items, run.predictions, verdicts, strict=True):
+    if automatic is None:
+        automatic = run.verdicts if run.verdicts is not None else [None] * len(run.items)
+    extra = extra if extra is not None else [{}] * len(run.items)
+    for item, prediction, verdict, more in zip(run.items, run.predictions, automatic, extra, strict=True):
         rows.append(
             {
                 "id": item.id,
@@ -245,7 +256,8 @@ def item_rows(run: GmetRun) -> list[dict[str, Any]]:
                 "top_k_scores": list(prediction.scores),
                 "top_k_pieces": list(prediction.pieces),
                 "answers": list(item.answers),
-                "automatic": "" if verdict == "" else int(verdict),
+                "automatic": "" if verdict is None or verdict == "" else int(verdict),
+                **more,
             }
         )
     return rows

@@ -10,7 +10,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from nlue.errors import NlueError
+from nlue.cli_support import configure_logging, run_command
 
 logger = logging.getLogger(__name__)
 
@@ -52,9 +52,5 @@ def run_hf_command(name: str, argv: Sequence[str]) -> int:
     from nlue.training.search import search_main
 
     commands = {"train": train_main, "search": search_main}
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        return commands[name](argv, prog=f"nlue {name}")
-    except NlueError as exc:
-        print(f"nlue {name}: error: {exc}", file=sys.stderr)
-        return 2
+    configure_logging()
+    return run_command(name, lambda: commands[name](argv, prog=f"nlue {name}"))

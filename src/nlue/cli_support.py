@@ -1,0 +1,101 @@
+"""The one command-line backbone every `nlue` sub-command runs on.
+
+* :func:`configure_logging` - one format, ``-v`` for debug, ``--quiet`` for warnings only;
+* :func:`run_command` - one mapping of failures to exit codes and messages:
+
+  ====  ===============================================================================
+  0     done
+  1     the system failed (a file could not be written, a disk is full: ``OSError``)
+  2     the input was wrong (``NlueError``, ``ValueError``, an unusable option, a missing
+        optional dependency), with ``nlue <command>: error: <what, where, what was expected>``
+  130   interrupted (Ctrl-C)
+  ====  ===============================================================================
+
+* :func:`accept_both_spellings` - every long option answers to its kebab and its snake
+  spelling (``--results-dir`` and ``--results_dir``), as transformers' HfArgumentParser
+  already does for `nlue train` and `nlue search`: one rule for every sub-command;
+* :func:`parse_or_exit_code` - argparse's ``--help`` and usage errors as exit codes, not
+  exceptions, so that sub-commands can be called as functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from nlue.errors import NlueError
+
+EXIT_OK, EXIT_SYSTEM, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+# What to install for an optional dependency that is missing (the extras of pyproject.toml).
+_EXTRA_OF = {
+    "torch": "train",
+    "transformers": "train",
+    "peft": "train",
+    "accelerate": "train",
+    "evaluate": "metrics",
+    "scipy": "metrics",
+    "matplotlib": "plots",
+    "gradio": "space",
+    "sklearn": "baseline",
+}
+
+
+def configure_logging(verbose: bool = False, quiet: bool = False) -> None:
+    """Log to stderr in one format; a caller that configured logging already keeps its set-up untouched."""
+    if logging.getLogger().handlers:
+        return
+    level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
+    logging.basicConfig(level=level, format=LOG_FORMAT)
+
+
+def run_command(command: str, action: Callable[[], int | None]) -> int:
+    """Run ``action`` and turn what it raises into the exit codes and messages of the module docstring."""
+    prefix = f"nlue {command}: error:"
+    try:
+        return int(action() or EXIT_OK)
+    except (NlueError, ValueError) as exc:
+        print(f"{prefix} {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except ImportError as exc:
+        module = (exc.name or str(exc)).split(".")[0]
+        extra = _EXTRA_OF.get(module, "all")
+        print(f"{prefix} {module} is not installed; pip install 'nlue[{extra}]'", file=sys.stderr)
+        return EXIT_INPUT
+    except OSError as exc:
+        print(f"{prefix} {exc}", file=sys.stderr)
+        return EXIT_SYSTEM
+    except KeyboardInterrupt:
+        print(f"nlue {command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def accept_both_spellings(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Give every long option of ``parser`` (and its sub-parsers) its other spelling, kebab or snake."""
+    # The other spelling is registered for parsing only, so help shows each option once.
+    # Abbreviations are off: "--results" would match both spellings, and scripts should not
+    # rely on a prefix that a later option can make ambiguous.
+    parser.allow_abbrev = False
+    for action in list(parser._actions):  # argparse keeps no public list of actions
+        for option in list(action.option_strings):
+            if not option.startswith("--"):
+                continue
+            body = option[2:]
+            for other in (body.replace("_", "-"), body.replace("-", "_")):
+                alternative = f"--{other}"
+                if alternative != option and alternative not in parser._option_string_actions:
+                    parser._option_string_actions[alternative] = action
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                accept_both_spellings(sub)
+    return parser
+
+
+def parse_or_exit_code(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace | int:
+    """Parsed arguments, or the exit code argparse chose (0 after --help, 2 after a usage error)."""
+    try:
+        return parser.parse_args(list(argv))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_INPUT
