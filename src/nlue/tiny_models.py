@@ -37,7 +37,9 @@ def train_tokenizer(family: Family, texts: Iterable[str] | None = None, vocab_si
         tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
         tok.normalizer = normalizers.NFC()
         tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation()])
-        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=list(specials.values()))
+        trainer = trainers.WordPieceTrainer(
+            vocab_size=vocab_size, special_tokens=list(specials.values()), show_progress=False
+        )
         tok.train_from_iterator(corpus, trainer)
         cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
         tok.post_processor = processors.TemplateProcessing(
@@ -53,6 +55,7 @@ def train_tokenizer(family: Family, texts: Iterable[str] | None = None, vocab_si
             vocab_size=vocab_size,
             special_tokens=list(specials.values()),
             initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,  # its bar is three blank lines in a log
         )
         tok.train_from_iterator(corpus, trainer)
         tok.post_processor = processors.RobertaProcessing(

@@ -7,6 +7,7 @@ edited sample is rebuilt, and loaded from there. Nothing is downloaded for the s
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -66,6 +67,13 @@ def is_sample(dataset: str | None) -> bool:
     card = Path(str(dataset)) / "README.md"
     if not card.is_file():
         return False
+    stat = card.stat()
+    return _card_has_sample_tag(str(card.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _card_has_sample_tag(card: str, mtime_ns: int, size: int) -> bool:
+    """Read a card's tags once per version of the file (a run asks for every task it scores)."""
     from huggingface_hub import DatasetCard
 
     return SAMPLE_TAG in (DatasetCard.load(card).data.tags or [])
