@@ -136,3 +136,8 @@ def test_pipes_become_dandas_in_one_pass(text: str, expected: str) -> None:
 )
 def test_joiners_are_kept_in_devanagari_and_in_emoji_sequences_only(text: str, expected: str) -> None:
     assert normalize_text(text) == expected
+
+
+def test_marks_brought_together_by_a_removal_are_reordered_once() -> None:
+    once = normalize_text("\u0951\u200b\u0952")  # a zero-width space between two combining marks
+    assert normalize_text(once) == once

@@ -159,7 +159,7 @@ def _normalize_reference(text: str) -> str:
     text = normalize._JOINER_RUN.sub(normalize._joiner_or_nothing, text)
     text = normalize._PIPE_DOUBLE_DANDA.sub("॥", text)
     text = normalize._PIPE_DANDA.sub("।", text)
-    return normalize._WHITESPACE.sub(" ", text).strip()
+    return unicodedata.normalize("NFC", normalize._WHITESPACE.sub(" ", text).strip())
 
 
 _SPACES_AND_INVISIBLES = [" ", "  ", "\t", "\n", "\u00a0", "\u3000", "\x1f", "\u200b", "\u2060", "\ufeff", "\u00ad"]

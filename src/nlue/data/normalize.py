@@ -116,7 +116,10 @@ def _normalize_passes(text: str) -> str:
         text = _PIPE_DANDA.sub("।", text)
     # str.split() and the regex \s agree on what whitespace is (both use str.isspace),
     # so this equals _WHITESPACE.sub(" ", text).strip(), at a fraction of the cost.
-    return " ".join(text.split())
+    text = " ".join(text.split())
+    # A removed character may have stood between two combining marks, which NFC then
+    # reorders: normalise once more so that normalising twice changes nothing.
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 def normalize_answer(word: str) -> str:
