@@ -22,15 +22,26 @@ from nlue.errors import NlueError
         (["train", "--model", "{tmp}/m", "--task", "squad", "--output_dir", "{tmp}/t"], "train"),
         (["search", "--model", "{tmp}/m", "--task", "gmet", "--output_dir", "{tmp}/s"], "search"),
         (["baseline", "--tasks", "squad", "--results-dir", "{tmp}/r"], "baseline"),
+        (["tasks", "--no-such-option"], "tasks"),  # an unknown option is the sub-command's usage error
+        (["space", "--port", "0"], "space"),
+        (["quickstart", "--out", "{tmp}/a-file", "--no-train"], "quickstart"),
+        # the logging flags go before or after the sub-command's name, whatever its parser
+        (["-v", "train", "--model", "{tmp}/m", "--task", "squad", "--output_dir", "{tmp}/t"], "train"),
+        (["search", "-q", "--model", "{tmp}/m", "--task", "squad", "--output_dir", "{tmp}/s"], "search"),
+        (["-q", "build", "-v", "--configs", "squad", "--out", "{tmp}/b"], "build"),
+        (["-v", "gmet", "-q", "--model", "baseline:nope", "--out", "{tmp}/g"], "gmet"),
     ],
 )
 def test_every_sub_command_reports_bad_input_the_same_way(
     argv: list[str], command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
     code = main([a.replace("{tmp}", str(tmp_path)) for a in argv])
     err = capsys.readouterr().err
     assert code == EXIT_INPUT
-    assert err.startswith(f"nlue {command}: error: ") and "Traceback" not in err
+    # One shape: `nlue <command>: error: <what>` (after argparse's usage line for a usage error).
+    assert err.startswith((f"nlue {command}: error: ", f"usage: nlue {command} ")), err
+    assert f"\nnlue {command}: error: " in f"\n{err}" and "Traceback" not in err
 
 
 def test_failures_map_to_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
@@ -71,3 +82,55 @@ def test_argparse_sub_commands_take_both_spellings(sample_build, tmp_path: Path,
         assert main(["build", "--out", str(tmp_path / spelling), "--configs", "sa", spelling, "64"]) == 0
     assert main(["tasks", "--gmet_categories"]) == 0
     assert "Family" in capsys.readouterr().out
+
+
+def test_python_m_nlue_space_runs_on_the_same_backbone(capsys: pytest.CaptureFixture[str]) -> None:
+    from nlue.space.serve import main as space_main
+
+    assert space_main(["--port=70000"]) == EXIT_INPUT
+    assert capsys.readouterr().err.startswith("nlue space: error: --port must be a TCP port")
+    assert space_main(["--results_dir", "x", "--no-such-option"]) == EXIT_INPUT
+
+
+@pytest.mark.parametrize("spelling", ["--bootstrap-resamples", "--bootstrap_resamples", "--bootstrap"])
+def test_bootstrap_resamples_has_one_name_in_every_parser(spelling: str) -> None:
+    from nlue.cli import build_parser
+    from nlue.cli_support import accept_both_spellings
+    from nlue.gmet.cli import build_parser as gmet_parser
+
+    evaluate = accept_both_spellings(build_parser()).parse_args(["evaluate", "--model", "m", spelling, "7"])
+    assert evaluate.bootstrap_resamples == 7
+    gmet = accept_both_spellings(gmet_parser()).parse_args(["--model", "m", spelling, "7"])
+    assert gmet.bootstrap_resamples == 7
+    pytest.importorskip("transformers")
+    from nlue.training.args import DataArguments, ModelArguments, RecipeArguments, parse
+
+    _, _, recipe = parse((ModelArguments, DataArguments, RecipeArguments), ["--model", "m", "--task", "sa",
+                                                                             spelling, "7"], "nlue train")  # fmt: skip
+    assert recipe.bootstrap_resamples == 7
+
+
+@pytest.mark.parametrize("spelling", ["--results-name", "--results_name", "--name"])
+def test_the_results_name_option_agrees_across_commands(spelling: str) -> None:
+    from nlue.cli import build_parser
+    from nlue.cli_support import accept_both_spellings
+    from nlue.gmet.cli import build_parser as gmet_parser
+
+    assert accept_both_spellings(build_parser()).parse_args(["evaluate", "--model", "m", spelling, "x"]).name == "x"
+    assert accept_both_spellings(gmet_parser()).parse_args(["--model", "m", spelling, "x"]).name == "x"
+    space = accept_both_spellings(build_parser()).parse_args(["space", "--results_dir", "r"])
+    assert str(space.results) == "r"  # nlue space's folder option has the others' name (--results still works)
+
+
+def test_trainer_scripts_exit_like_nlue_train(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    pytest.importorskip("transformers")
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, str(root / "trainers" / "train.py"), "--model", "m", "--task", "squad", "-v"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == EXIT_INPUT, done.stderr[-2000:]
+    assert "nlue train: error: unknown NLUE task 'squad'" in done.stderr and "Traceback" not in done.stderr

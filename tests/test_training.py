@@ -109,14 +109,14 @@ def test_early_stopping_and_best_model(tiny_bert: Path, tmp_path: Path) -> None:
     # the patience runs out, long before the 15-epoch cap, and the first epoch is kept as best.
     code = main(["train", "--model", str(tiny_bert), "--task", "sa", "--output_dir", str(tmp_path / "run"),
                  "--results_dir", str(tmp_path / "results"), "--learning_rate", "0", "--lr_scheduler_type", "constant",
-                 "--early_stopping_patience", "2", "--disable_tqdm", "true", "--bootstrap_resamples", "0"])  # fmt: skip
+                 "--early_stopping_patience", "2", "--disable_tqdm", "true", "--bootstrap-resamples", "0"])  # fmt: skip
     assert code == 0
     result = json.loads((tmp_path / "results" / "run" / "sa.json").read_text(encoding="utf-8"))
     assert result["hyperparameters"]["epochs_trained"] == 3.0
     assert result["hyperparameters"]["best_checkpoint"].endswith(
         "checkpoint-2"
     )  # 30 rows / batch 16 = 2 steps an epoch
-    assert "macro_f1_ci_low" not in result["metrics"]
+    assert "macro_f1_ci_low" not in result["metrics"]  # --bootstrap-resamples 0 (QUICK spells it with _)
 
 
 def test_paper_hparams_resolution(tiny_bert: Path) -> None:
@@ -205,6 +205,14 @@ def test_evaluate_command_scores_per_task_checkpoints(tiny_bert: Path, tmp_path:
     out = capsys.readouterr().out
     assert "NLUE score:" in out and "INCOMPLETE, missing: cola, wg" in out
     assert sorted(p.name for p in (tmp_path / "r" / "m").iterdir()) == ["rte.json", "sa.json"]
+    sa = json.loads((tmp_path / "r" / "m" / "sa.json").read_text(encoding="utf-8"))
+    assert "macro_f1_ci_low" in sa["metrics"]
+    # The other spellings of the option: snake case, and the short name nlue gmet takes.
+    for spelling in ("--bootstrap_resamples", "--bootstrap"):
+        assert main(["evaluate", "--model", str(tmp_path / "m"), "--task", "sa", "--results-dir",
+                     str(tmp_path / spelling), spelling, "0", "--quiet"]) == 0  # fmt: skip
+        sa = json.loads((tmp_path / spelling / "m" / "sa.json").read_text(encoding="utf-8"))
+        assert "macro_f1_ci_low" not in sa["metrics"]
 
 
 def test_push_dry_run_of_a_checkpoint(tiny_bert: Path, tmp_path: Path, capsys, monkeypatch) -> None:

@@ -5,12 +5,13 @@
     accelerate launch trainers/train.py --model ... --task ...          # multi-GPU / multi-node
     torchrun --nproc_per_node 2 trainers/train.py --model ... --task ...
 
-Every argument (with help text) is listed by `python trainers/train.py --help`.
+Every argument (with help text) is listed by `python trainers/train.py --help`; errors and
+exit codes are those of `nlue train`.
 """
 
 import sys
 
-from nlue.training.cli import train_main
+from nlue.training.cli import run_hf_command
 
 if __name__ == "__main__":
-    sys.exit(train_main(prog="trainers/train.py"))
+    sys.exit(run_hf_command("train", sys.argv[1:], prog="trainers/train.py"))

@@ -10,7 +10,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from nlue import __version__
-from nlue.cli_support import accept_both_spellings, configure_logging, parse_or_exit_code, run_command
+from nlue.cli_support import (
+    LOGGING_FLAGS,
+    accept_both_spellings,
+    add_logging_options,
+    configure_logging,
+    parse_or_exit_code,
+    run_command,
+    split_logging_flags,
+)
 from nlue.errors import NlueError
 
 logger = logging.getLogger("nlue")
@@ -23,6 +31,13 @@ EPILOG = """examples:
       --column-map text=review,label=sentiment --label-map=1=positive,-1=negative,0=drop --out build
   nlue push build/nlue --repo-id me/nlue --dry-run
   nlue quickstart --out build                  build the sample, summarise it, load it back
+
+conventions (every sub-command):
+  options take both spellings, --results-dir or --results_dir; -v/--verbose (debug) and -q/--quiet
+  (warnings only, no progress bars) go before or after the sub-command's name; exit codes: 0 done,
+  2 bad input ("nlue <command>: error: ..."), 1 a system failure (a file or disk), 130 interrupted;
+  results go to --results-dir, by default a results folder beside the command's output folder
+  (nlue evaluate and nlue baseline, which have none, use results/ in the current folder)
 """
 
 
@@ -30,6 +45,7 @@ def _add_tasks(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tasks", help="print the task registry", description="Print the NLUE task registry.")
     p.add_argument("--json", action="store_true", help="print the full registry as JSON")
     p.add_argument("--gmet-categories", action="store_true", help="list the 75 GMET categories by theme")
+    add_logging_options(p)
     p.set_defaults(func=_cmd_tasks)
 
 
@@ -81,7 +97,7 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
         help="remove test items whose inputs also occur in train or validation (default: keep the test set "
         "as released and count them in the report and card)",
     )
-    out.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_logging_options(p, quiet_help="no progress bars; warnings and errors only")
     p.set_defaults(func=_cmd_build)
 
 
@@ -105,6 +121,7 @@ def _add_push(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--private", action="store_true", help="create the repo private")
     p.add_argument("--commit-message", default="Upload with nlue", help="commit message")
     p.add_argument("--dry-run", action="store_true", help="list the files and card that would go up; upload nothing")
+    add_logging_options(p)
     p.set_defaults(func=_cmd_push)
 
 
@@ -119,11 +136,27 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--task", default="all", help="comma-separated configs, or all (default)")
     p.add_argument("--dataset", help="built NLUE dataset (Hub id or folder); default: the embedded sample")
     p.add_argument("--split", default="test", help="split to score (default: test)")
-    p.add_argument("--results-dir", type=Path, default=Path("results"), help="where results files go")
-    p.add_argument("--name", help="name of the model in the results folder (default: from --model)")
+    p.add_argument(
+        "--results-dir",
+        type=Path,
+        default=Path("results"),
+        help="folder of the results files the leaderboard reads (default: results in the current folder; "
+        "evaluate has no output folder of its own to put it beside)",
+    )
+    p.add_argument(
+        "--name", "--results-name", dest="name", help="name of the model in the results folder (default: from --model)"
+    )
     p.add_argument("--batch-size", type=int, default=64, help="inference batch size")
-    p.add_argument("--bootstrap-resamples", type=int, default=1000, help="resamples for 95%% intervals (0: none)")
+    p.add_argument(
+        "--bootstrap-resamples",
+        "--bootstrap",
+        dest="bootstrap_resamples",
+        type=int,
+        default=1000,
+        help="resamples for 95%% intervals (0: none; --bootstrap is the short name, as in nlue gmet)",
+    )
     p.add_argument("--seed", type=int, default=42, help="bootstrap seed")
+    add_logging_options(p, quiet_help="no progress bars; warnings and errors only")
     p.set_defaults(func=_cmd_evaluate)
 
 
@@ -137,6 +170,7 @@ def _add_space(sub: argparse._SubParsersAction) -> None:
         "the quickstart built under build/.",
     )
     add_space_arguments(p)
+    add_logging_options(p)
     p.set_defaults(func=_cmd_space)
 
 
@@ -155,6 +189,7 @@ def _add_quickstart(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", type=Path, default=Path("build"), help="output folder (default: build)")
     p.add_argument("--no-train", action="store_true", help="only build and load the data; train no baselines")
+    add_logging_options(p)
     p.set_defaults(func=_cmd_quickstart)
 
 
@@ -167,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"nlue {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only, no progress bars")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_tasks(sub)
     _add_build(sub)
@@ -286,7 +322,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     tasks = [t.strip() for t in args.task.split(",") if t.strip()]
     summary = run_evaluation(
         args.model, tasks, args.dataset, args.split, args.results_dir, args.batch_size,
-        args.bootstrap_resamples, args.seed, args.name,
+        args.bootstrap_resamples, args.seed, args.name, show_progress=not args.quiet,
     )  # fmt: skip
     for task, score in summary["task_scores"].items():
         print(f"{task:<6} {score:.4f}")
@@ -301,6 +337,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 def _cmd_quickstart(args: argparse.Namespace) -> int:
     from nlue.quickstart import run_quickstart
 
+    if args.out.exists() and not args.out.is_dir():
+        raise NlueError(f"--out {args.out} is a file; the quickstart needs a folder (it writes nlue/, results/, ...)")
     return run_quickstart(args.out, train=not args.no_train)
 
 
@@ -340,16 +378,22 @@ def _add_hf_commands(sub: argparse._SubParsersAction) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue` with ``argv``; every sub-command exits through :func:`nlue.cli_support.run_command`."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    leading = []  # `nlue -v train ...`: logging flags before the sub-command's name
+    while argv and argv[0] in LOGGING_FLAGS:
+        leading.append(argv.pop(0))
     if argv and argv[0] in HF_ARGUMENT_COMMANDS:
         from nlue.training.cli import run_hf_command
 
-        return run_hf_command(argv[0], argv[1:])
+        return run_hf_command(argv[0], [*leading, *argv[1:]])
     if argv and argv[0] in OWN_PARSER_COMMANDS:  # sub-commands with an argparse parser of their own
+        verbose, quiet, _ = split_logging_flags(leading)
+        configure_logging(verbose, quiet)  # flags after the name are the sub-command's own parser's
         return OWN_PARSER_COMMANDS[argv[0]]()(argv[1:])
-    parsed = parse_or_exit_code(accept_both_spellings(build_parser()), argv)
+    parser = accept_both_spellings(build_parser())
+    parsed = parse_or_exit_code(parser, [*leading, *argv])
     if isinstance(parsed, int):
         return parsed
-    configure_logging(parsed.verbose)
+    configure_logging(parsed.verbose, parsed.quiet)
     return run_command(parsed.command, lambda: parsed.func(parsed))
 
 

@@ -1,6 +1,8 @@
 """The one command-line backbone every `nlue` sub-command runs on.
 
-* :func:`configure_logging` - one format, ``-v`` for debug, ``--quiet`` for warnings only;
+* :func:`configure_logging` - one format, ``-v/--verbose`` for debug, ``-q/--quiet`` for warnings
+  only; every sub-command takes both flags, before or after its name (:func:`add_logging_options`,
+  :func:`split_logging_flags` for the parsers that do not declare them);
 * :func:`run_command` - one mapping of failures to exit codes and messages:
 
   ====  ===============================================================================
@@ -51,11 +53,46 @@ def configure_logging(verbose: bool = False, quiet: bool = False) -> None:
     logging.basicConfig(level=level, format=LOG_FORMAT)
 
 
+LOGGING_FLAGS = {"-v": "verbose", "--verbose": "verbose", "-q": "quiet", "--quiet": "quiet"}
+
+
+def split_logging_flags(argv: Sequence[str]) -> tuple[bool, bool, list[str]]:
+    """(verbose, quiet, the other arguments): the logging flags taken out of ``argv``.
+
+    For parsers that do not declare them (HfArgumentParser) and for the flags written
+    before a sub-command's name (``nlue -v train ...``).
+    """
+    found = {"verbose": False, "quiet": False}
+    rest = []
+    for position, token in enumerate(argv):
+        if token == "--":  # what follows is positional
+            rest.extend(argv[position:])
+            break
+        if token in LOGGING_FLAGS:
+            found[LOGGING_FLAGS[token]] = True
+        else:
+            rest.append(token)
+    return found["verbose"], found["quiet"], rest
+
+
+def add_logging_options(parser: argparse.ArgumentParser, quiet_help: str = "warnings and errors only") -> None:
+    """``-v/--verbose`` and ``-q/--quiet`` on a sub-command's parser.
+
+    Unset flags leave the namespace alone (``SUPPRESS``), so ``nlue -v build ...`` and
+    ``nlue build -v ...`` mean the same.
+    """
+    group = parser.add_argument_group("logging")
+    group.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
+    group.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=quiet_help)
+
+
 def run_command(command: str, action: Callable[[], int | None]) -> int:
     """Run ``action`` and turn what it raises into the exit codes and messages of the module docstring."""
     prefix = f"nlue {command}: error:"
     try:
         return int(action() or EXIT_OK)
+    except SystemExit as exc:  # a parser inside the command: --help, or a usage error it has printed
+        return exit_code(exc)
     except (NlueError, ValueError) as exc:
         print(f"{prefix} {exc}", file=sys.stderr)
         return EXIT_INPUT
@@ -93,9 +130,33 @@ def accept_both_spellings(parser: argparse.ArgumentParser) -> argparse.ArgumentP
     return parser
 
 
+def exit_code(exc: SystemExit) -> int:
+    """The exit code a ``SystemExit`` carries: None is 0, a message is a usage error (2)."""
+    if exc.code is None:
+        return EXIT_OK
+    return exc.code if isinstance(exc.code, int) else EXIT_INPUT
+
+
 def parse_or_exit_code(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace | int:
-    """Parsed arguments, or the exit code argparse chose (0 after --help, 2 after a usage error)."""
+    """Parsed arguments, or the exit code argparse chose (0 after --help, 2 after a usage error).
+
+    An unknown option after a sub-command's name is that sub-command's usage error
+    (``nlue build: error: ...``, like every other bad input of it), not the top-level parser's.
+    """
     try:
-        return parser.parse_args(list(argv))
+        known, extras = parser.parse_known_args(list(argv))
+        if extras:
+            _chosen_parser(parser, known).error(f"unrecognized arguments: {' '.join(extras)}")
     except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else EXIT_INPUT
+        return exit_code(exc)
+    return known
+
+
+def _chosen_parser(parser: argparse.ArgumentParser, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+    """The sub-command's parser that ``parsed`` went through, or ``parser`` itself."""
+    for action in parser._actions:  # argparse keeps no public list of actions
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
+            if chosen is not None:
+                return _chosen_parser(chosen, parsed)
+    return parser

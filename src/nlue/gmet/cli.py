@@ -174,21 +174,27 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="DIR",
-        help="shared results folder the leaderboard reads (default: a results folder beside --out)",
+        help="shared results folder the leaderboard reads (default: a results folder beside --out; with "
+        "--judgments --run, beside the scored run, where its automatic results went)",
     )
     out.add_argument("--no-results", action="store_true", help="do not write the shared results file")
-    out.add_argument("--name", help="model name in the results folder (default: derived from --model or run.json)")
+    out.add_argument(
+        "--name",
+        "--results-name",
+        dest="name",
+        help="model name in the results folder (default: derived from --model or run.json)",
+    )
     out.add_argument(
         "--bootstrap-resamples",
         "--bootstrap",
-        dest="bootstrap",
+        dest="bootstrap_resamples",
         type=int,
         default=1000,
         metavar="N",
         help="bootstrap resamples for 95%% intervals; 0 = none (default: 1000; --bootstrap is the older name)",
     )
     out.add_argument("--seed", type=int, default=42, metavar="N", help="bootstrap seed (default: 42)")
-    out.add_argument("--quiet", action="store_true", help="no progress bar")
+    out.add_argument("-q", "--quiet", action="store_true", help="no progress bar; warnings and errors only")
     out.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return parser
 
@@ -218,8 +224,8 @@ def _check_positive(args: argparse.Namespace) -> None:
             raise NlueError(f"--{name.replace('_', '-')} must be at least 1")
     if args.limit is not None and args.limit < 1:
         raise NlueError("--limit must be at least 1")
-    if args.bootstrap < 0:
-        raise NlueError("--bootstrap must be 0 (no CIs) or more")
+    if args.bootstrap_resamples < 0:
+        raise NlueError("--bootstrap-resamples must be 0 (no CIs) or more")
 
 
 def run_model(args: argparse.Namespace) -> int:
@@ -243,7 +249,7 @@ def run_model(args: argparse.Namespace) -> int:
         predictor,
         items,
         dataset_info(args.dataset, args.split, len(items), args.limit),
-        bootstrap_resamples=args.bootstrap,
+        bootstrap_resamples=args.bootstrap_resamples,
         seed=args.seed,
     )
     name = args.name or model_slug(args.model)

@@ -37,11 +37,12 @@ def run_judgments(args: argparse.Namespace) -> int:
     from nlue.gmet.verdicts import combine_judgments
     from nlue.results import default_results_dir, model_slug
 
-    if args.bootstrap < 0:
-        raise NlueError("--bootstrap must be 0 (no CIs) or more")
+    if args.bootstrap_resamples < 0:
+        raise NlueError("--bootstrap-resamples must be 0 (no CIs) or more")
     need_automatic = args.ties == "automatic"
     meta: dict[str, Any] = {}
     sheet_keys = None
+    run_dir: Path | None = None
     if args.run is not None:
         run_dir = args.run if args.run.is_dir() else args.run.parent
         listing = run_dir / "predictions.jsonl"
@@ -65,7 +66,7 @@ def run_judgments(args: argparse.Namespace) -> int:
         args.judgments,
         items,
         tie_rule=args.ties,
-        bootstrap_resamples=args.bootstrap,
+        bootstrap_resamples=args.bootstrap_resamples,
         seed=args.seed,
         sheet_keys=sheet_keys,
     )
@@ -103,7 +104,9 @@ def run_judgments(args: argparse.Namespace) -> int:
         logger.warning(
             "no results file written: give --run (with its run.json) or --name to say which model was judged"
         )
-    results_dir = (args.results_dir or default_results_dir(out)) if write_results else None
+    # By default the human-judged results sit beside the automatic ones: in the results folder beside the
+    # scored run (its default), not beside the judged folder, which lies inside the run.
+    results_dir = (args.results_dir or default_results_dir(run_dir or out)) if write_results else None
     paths = write_run(run, out, results_dir=results_dir, name=results_name, judging_files=False)
     ties = set(outcome.ties)
     rows = item_rows(

@@ -9,9 +9,18 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
+from nlue.cli_support import (
+    accept_both_spellings,
+    add_logging_options,
+    configure_logging,
+    parse_or_exit_code,
+    run_command,
+)
+from nlue.errors import NlueError
 from nlue.space.settings import DEFAULT_MODELS, DEFAULT_RESULTS, SpaceSettings
 
 logger = logging.getLogger(__name__)
@@ -68,7 +77,12 @@ def add_space_arguments(parser: argparse.ArgumentParser) -> None:
         f"(default: $NLUE_SPACE_MODELS or {DEFAULT_MODELS})",
     )
     parser.add_argument(
-        "--results", type=Path, help=f"results folder (default: $NLUE_SPACE_RESULTS or {DEFAULT_RESULTS})"
+        "--results-dir",
+        "--results",
+        dest="results",
+        type=Path,
+        help=f"results folder, as the other commands' --results-dir (default: $NLUE_SPACE_RESULTS or "
+        f"{DEFAULT_RESULTS})",
     )
     parser.add_argument(
         "--dataset", help="dataset for the data browser, Hub id or folder (default: $NLUE_SPACE_DATASET or the sample)"
@@ -81,15 +95,22 @@ def add_space_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_space_command(args: argparse.Namespace) -> int:
     """``nlue space``: serve until interrupted."""
+    if args.port is not None and not 0 < args.port < 65536:
+        raise NlueError(f"--port must be a TCP port, 1-65535, got {args.port}")
+    if args.results is not None and args.results.is_file():
+        raise NlueError(f"--results-dir {args.results} is a file; give the folder of <model>/<task>.json files")
     settings = SpaceSettings.from_env(models=args.models, results_dir=args.results, dataset=args.dataset)
     launch(settings, host=args.host, port=args.port, block=True)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m nlue.space``: the same options as ``nlue space``."""
+    """``python -m nlue.space``: the same options, errors and exit codes as ``nlue space``."""
     parser = argparse.ArgumentParser(prog="nlue space", description="Serve the NLUE Gradio Space.")
     add_space_arguments(parser)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    return run_space_command(args)
+    add_logging_options(parser)
+    args = parse_or_exit_code(accept_both_spellings(parser), sys.argv[1:] if argv is None else argv)
+    if isinstance(args, int):
+        return args
+    configure_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
+    return run_command("space", lambda: run_space_command(args))

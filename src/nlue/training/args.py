@@ -105,7 +105,11 @@ class RecipeArguments:
         default="fine-tune", metadata={"help": "Kind of run shown on the leaderboard: fine-tune or baseline."}
     )
     bootstrap_resamples: int = field(
-        default=1000, metadata={"help": "Bootstrap resamples for the test metrics' 95%% intervals (0: none)."}
+        default=1000,
+        metadata={
+            "help": "Bootstrap resamples for the test metrics' 95%% intervals (0: none).",
+            "aliases": ["--bootstrap"],  # the short name nlue gmet and nlue evaluate take too
+        },
     )
     resume: bool = field(
         default=True, metadata={"help": "Resume from the newest checkpoint in output_dir when one is there."}
@@ -137,11 +141,29 @@ class NlueTrainingArguments(TrainingArguments):
     save_total_limit: int = field(default=2, metadata={"help": "Keep at most this many checkpoints (best kept)."})
 
 
+EPILOG = (
+    "Every option takes both spellings (--output_dir or --output-dir). -v/--verbose and -q/--quiet set the "
+    "logging. Test metrics go to <output_dir>/nlue_results.json, and a copy to --results_dir (default: a "
+    "results folder beside --output_dir). Exit codes: 0 done, 2 bad input, 1 a system failure, 130 interrupted."
+)
+
+
 def parse(dataclass_types: tuple[type, ...], argv: Sequence[str], prog: str) -> tuple[Any, ...]:
-    """Parse recipe dataclasses from the command line, or from one JSON/YAML file given alone."""
+    """Parse recipe dataclasses from the command line, or from one JSON/YAML file given alone.
+
+    ``argv`` comes without the logging flags (:func:`nlue.cli_support.split_logging_flags`
+    takes them out); they are declared here for ``--help`` only.
+    """
+    import argparse
+
     from transformers import HfArgumentParser
 
-    parser = HfArgumentParser(dataclass_types, prog=prog)
+    parser = HfArgumentParser(dataclass_types, prog=prog, epilog=EPILOG)
+    logging_group = parser.add_argument_group("logging (every nlue command)")
+    logging_group.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
+    logging_group.add_argument(
+        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="warnings and errors only"
+    )
     if len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml")):
         if argv[0].endswith(".json"):
             return parser.parse_json_file(argv[0])

@@ -10,7 +10,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from nlue.cli_support import configure_logging, run_command
+from nlue.cli_support import configure_logging, run_command, split_logging_flags
 
 logger = logging.getLogger(__name__)
 
@@ -47,10 +47,15 @@ def train_main(argv: Sequence[str] | None = None, prog: str = "nlue train") -> i
     return 0
 
 
-def run_hf_command(name: str, argv: Sequence[str]) -> int:
-    """Run `nlue train|search` with error handling shared with the rest of the CLI."""
+def run_hf_command(name: str, argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """Run `nlue train|search` (or ``trainers/train.py``, ``trainers/search.py``) on the CLI's backbone.
+
+    The logging flags may stand anywhere in ``argv``; errors become the exit codes and
+    messages every other sub-command uses (:func:`nlue.cli_support.run_command`).
+    """
     from nlue.training.search import search_main
 
     commands = {"train": train_main, "search": search_main}
-    configure_logging()
-    return run_command(name, lambda: commands[name](argv, prog=f"nlue {name}"))
+    verbose, quiet, rest = split_logging_flags(list(sys.argv[1:] if argv is None else argv))
+    configure_logging(verbose, quiet)
+    return run_command(name, lambda: commands[name](rest, prog=prog or f"nlue {name}"))

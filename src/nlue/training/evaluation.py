@@ -39,6 +39,8 @@ def evaluate_task(
     batch_size: int,
     bootstrap_resamples: int,
     seed: int,
+    *,
+    show_progress: bool = True,
 ) -> RunResult:
     from transformers import AutoConfig
 
@@ -58,7 +60,7 @@ def evaluate_task(
     rows = data[split]
     model, tokenizer = load_classifier(checkpoint)
     started = time.perf_counter()
-    logits = predict_logits(model, tokenizer, task, list(rows), batch_size=batch_size, show_progress=True)
+    logits = predict_logits(model, tokenizer, task, list(rows), batch_size=batch_size, show_progress=show_progress)
     seconds = time.perf_counter() - started
     predictions = logits_to_predictions(task, logits)
     metrics = score_task(
@@ -85,9 +87,14 @@ def run_evaluation(
     bootstrap_resamples: int = 1000,
     seed: int = 42,
     name: str | None = None,
+    *,
+    show_progress: bool = True,
 ) -> dict[str, Any]:
     """Score ``model`` on ``tasks``; write one results file per task; return the NLUE score summary."""
     from nlue.scoring import nlue_score
+
+    if bootstrap_resamples < 0:
+        raise NlueError(f"--bootstrap-resamples must be 0 (no intervals) or more, got {bootstrap_resamples}")
 
     wanted = list(TASK_NAMES) if tasks == ["all"] else [get_task(t).name for t in tasks]
     wanted = [t for t in wanted if get_task(t).kind.trainable]
@@ -98,7 +105,9 @@ def run_evaluation(
     for task_name, checkpoint in checkpoints.items():
         task = get_task(task_name)
         try:
-            result = evaluate_task(checkpoint, task, dataset, split, batch_size, bootstrap_resamples, seed)
+            result = evaluate_task(
+                checkpoint, task, dataset, split, batch_size, bootstrap_resamples, seed, show_progress=show_progress
+            )
         except NlueError as exc:
             if len(wanted) == 1:
                 raise
