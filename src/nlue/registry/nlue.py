@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from nlue.registry.kinds import get_kind
+from nlue.registry.nlue_prompts import NLUE_PROMPTS
 from nlue.registry.paper import HPARAM_TASKS, PAPER_CITATION, PAPER_MODELS, RESULT_COLUMNS
 from nlue.registry.paper_checks import PaperFlag, paper_flags
 from nlue.registry.spec import HParams, InputSpec, TaskSpec
@@ -132,6 +133,7 @@ def _spec(**kwargs: object) -> TaskSpec:
         paper_results=_percent_results(name),
         paper_best_hparams=_best_hparams(name),
         paper_flags=_flags(name, kwargs["class_balance"], kwargs["label_names"]),  # type: ignore[arg-type]
+        prompts=NLUE_PROMPTS.get(name, MappingProxyType({})),
         **kwargs,  # type: ignore[arg-type]
     )
 

@@ -45,6 +45,20 @@ class InputSpec:
 
 
 @dataclass(frozen=True)
+class PromptSpec:
+    """How a task is put to a language model in one language: our own words, not the paper's.
+
+    The kind renders the item from these (its ``llm_template``); ``label_words`` verbalise
+    the labels in id order, each scored as a continuation of the prompt.
+    """
+
+    instruction: str
+    field_labels: Mapping[str, str]
+    answer_cue: str
+    label_words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class HParams:
     """One best configuration reported in the paper's appendix E."""
 
@@ -91,6 +105,7 @@ class TaskSpec:
     mask: str | None = None  # mask filling: the placeholder of the blank
     categories: Mapping[str, tuple[str, ...]] = field(default_factory=_empty)  # mask filling: theme -> categories
     field_hints: Mapping[str, str] = field(default_factory=_empty)  # what to type into a field, where not obvious
+    prompts: Mapping[str, PromptSpec] = field(default_factory=_empty)  # language code -> how to ask an LLM
     paper_results: Mapping[str, Mapping[str, float]] = field(default_factory=_empty)
     paper_best_hparams: Mapping[str, HParams] = field(default_factory=_empty)
     # Cells of the paper's table for this task that fail a consistency check (nlue.registry.paper_checks), by model.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields
+from dataclasses import fields
 from types import MappingProxyType
 from typing import Any
 
@@ -32,8 +32,8 @@ def registry_as_dict() -> dict[str, Any]:
             return {k: plain(v) for k, v in value.items()}
         if isinstance(value, tuple):
             return [plain(v) for v in value]
-        if hasattr(value, "__dataclass_fields__"):
-            return asdict(value)
+        if hasattr(value, "__dataclass_fields__"):  # field by field: asdict() cannot copy a mappingproxy
+            return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
         return value
 
     return {name: {f.name: plain(getattr(task, f.name)) for f in fields(task)} for name, task in TASKS.items()}

@@ -19,6 +19,7 @@ import datasets
 import numpy as np
 
 if TYPE_CHECKING:
+    from nlue.data.report import SplitReport
     from nlue.registry.spec import TaskSpec
     from nlue.scoring.problem import ScoringProblem
 
@@ -48,6 +49,20 @@ class RowRejection:
     field: str
     reason: str
     value: str = ""
+
+
+@dataclass(frozen=True)
+class CardText:
+    """What a kind's configs say on a dataset card where NLUE's own paragraphs would not fit.
+
+    ``intro`` opens the card, ``scoring`` says how to score the configs, ``limitations``
+    what the data cannot tell; ``languages`` are the card's ISO 639-1 codes.
+    """
+
+    intro: str
+    scoring: str
+    limitations: str
+    languages: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -146,6 +161,14 @@ class TaskKind:
             return firsts, None
         return firsts, [b or "" for _, b in pairs]
 
+    def llm_template(self, task: TaskSpec, language: str) -> tuple[str, tuple[str, ...]]:
+        """A Jinja template of the prompt (fields as ``{{ field }}``) and the verbalised labels, in id order.
+
+        The doc_to_text / doc_to_choice of lm-evaluation-harness: our log-likelihood evaluator
+        and the lm-eval export render the same template, so the two score the same strings.
+        """
+        raise ValueError(f"task {task.name!r} is a {self.name} task; it is not put to a language model by label")
+
     def classifier_config(self, task: TaskSpec) -> dict[str, Any]:
         """``num_labels``, ``problem_type``, ``id2label`` and ``label2id`` for a transformers config."""
         raise ValueError(f"task {task.name!r} is a {self.name} task; it is not fine-tuned as a classifier")
@@ -189,6 +212,15 @@ class TaskKind:
     def format_label(self, task: TaskSpec, value: Any) -> Any:
         """A stored label as a page shows it."""
         return value
+
+    # ---------------------------------------------------------------- dataset card
+    def card_text(self, task: TaskSpec) -> CardText | None:
+        """The card's opening, scoring and limitations paragraphs for this kind; None keeps NLUE's."""
+        return None
+
+    def card_lines(self, task: TaskSpec, splits: Mapping[str, SplitReport], is_sample: bool) -> list[str]:
+        """Lines the card adds to a config's section from its measured splits (none by default)."""
+        return []
 
 
 def check_input_shape(task: TaskSpec, row: Mapping[str, Any]) -> RowRejection | None:

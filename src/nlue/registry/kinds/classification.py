@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import datasets
 import numpy as np
 
-from nlue.registry.kinds.base import FINE_TUNED_CLASSIFIER, TaskKind, joined
+from nlue.registry.kinds.base import CAUSAL_LM_LOGLIKELIHOOD, FINE_TUNED_CLASSIFIER, TaskKind, joined
 from nlue.scoring.classification import classification_problem
 
 if TYPE_CHECKING:
@@ -80,6 +80,16 @@ class ClassificationKind(TaskKind):
         second = joined(example, spec.second, spec.joiner) if spec.second else None
         return joined(example, spec.first, spec.joiner), second
 
+    def llm_template(self, task: TaskSpec, language: str) -> tuple[str, tuple[str, ...]]:
+        prompt = task.prompts.get(language)
+        if prompt is None:
+            offered = ", ".join(task.prompts) or "none"
+            raise ValueError(f"task {task.name!r} has no {language!r} prompt for language models; it has: {offered}")
+        lines = [prompt.instruction, ""]
+        lines += [f"{prompt.field_labels[name]}: {{{{ {name} }}}}" for name in task.input_fields]
+        lines.append(prompt.answer_cue)
+        return "\n".join(lines), tuple(prompt.label_words)
+
     def classifier_config(self, task: TaskSpec) -> dict[str, Any]:
         return {
             "num_labels": len(task.label_names),
@@ -124,5 +134,5 @@ CLASSIFICATION = ClassificationKind(
     metrics=("accuracy", "macro_f1"),
     primary_metric="macro_f1",
     hub_task_category="text-classification",
-    evaluators=(FINE_TUNED_CLASSIFIER,),
+    evaluators=(FINE_TUNED_CLASSIFIER, CAUSAL_LM_LOGLIKELIHOOD),
 )

@@ -78,6 +78,9 @@ class RegressionKind(ClassificationKind):
     def training_labels(self, task: TaskSpec, labels: Sequence[Any]) -> list[Any]:
         return [float(x) for x in labels]
 
+    def llm_template(self, task: TaskSpec, language: str) -> tuple[str, tuple[str, ...]]:
+        raise ValueError(f"task {task.name!r} scores a real number; it is not put to a language model by label")
+
     def scoring_problem(
         self, task: TaskSpec, predictions: Any, references: Any, categories: Sequence[str] | None
     ) -> tuple[ScoringProblem, tuple[str, ...]]:
