@@ -19,7 +19,7 @@ from nlue.registry.tasks import TASK_NAMES, TASKS
 from nlue.results import RunResult
 from nlue.scoring import score_task
 from nlue.space.leaderboard import result_rows
-from nlue.tfidf_baseline import DEFAULT_NAME, MODEL_ID, TfidfBaseline, main, predictions_path, run_baseline
+from nlue.tfidf_baseline import DEFAULT_NAME, MODEL_ID, NGRAM_RANGE, TfidfBaseline, main, predictions_path, run_baseline
 
 TRAINABLE = [name for name in TASK_NAMES if TASKS[name].kind.trainable]
 
@@ -45,7 +45,7 @@ def test_every_trainable_task_is_trained_and_written(sample_run) -> None:
         assert on_disk["dataset"]["is_sample"] is True
         assert "non-neural floor" in on_disk["notes"]
         hyper = result.hyperparameters
-        assert hyper["ngram_range"] == [1, 5] and hyper["feature_count"] > 0
+        assert hyper["ngram_range"] == list(NGRAM_RANGE) and hyper["feature_count"] > 0
         assert (hyper.get("C") or hyper.get("alpha")) is not None
         assert bool(hyper["pair_features"]) == _is_pair(task)
         assert result.timings["fit_seconds"] >= 0 and result.timings["predict_seconds"] >= 0
@@ -174,11 +174,20 @@ def test_character_ngram_signal_is_learned(synthetic_dataset: str, tmp_path: Pat
 
 # --------------------------------------------------------------------------- the command line
 def test_main_prints_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["--tasks", "sa,stsb", "--results-dir", str(tmp_path), "--bootstrap-resamples", "100"])
+    # Both spellings of an option, and the short --bootstrap, as every nlue sub-command takes them.
+    code = main(["--tasks", "sa,stsb", "--results_dir", str(tmp_path), "--bootstrap", "100", "--results-name", "tf"])
     out = capsys.readouterr().out
     assert code == 0
     assert "95% CI" in out and "macro_f1" in out and "pearson_spearman_mean" in out and "SAMPLE" in out
-    assert (tmp_path / DEFAULT_NAME / "stsb.json").is_file()
+    assert (tmp_path / "tf" / "stsb.json").is_file() and predictions_path(tmp_path, "sa", "tf").is_file()
+
+
+def test_nlue_baseline_runs_this_module(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from nlue.cli import main as nlue_main
+
+    assert nlue_main(["baseline", "--tasks", "cr", "--results-dir", str(tmp_path), "--bootstrap-resamples", "0"]) == 0
+    assert "cr" in capsys.readouterr().out
+    assert json.loads((tmp_path / DEFAULT_NAME / "cr.json").read_text(encoding="utf-8"))["model"] == MODEL_ID
 
 
 @pytest.mark.parametrize(
@@ -193,7 +202,8 @@ def test_main_prints_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_main_errors_exit_2(argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = [a.replace("{missing}", str(tmp_path / "missing")) for a in argv]
     assert main([*argv, "--results-dir", str(tmp_path / "results")]) == 2
-    assert message in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert error.startswith("nlue baseline: error:") and message in error
     assert not (tmp_path / "results" / DEFAULT_NAME / "sa.json").exists()  # nothing trained before the error
 
 

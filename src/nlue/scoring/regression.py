@@ -12,7 +12,6 @@ import logging
 from typing import Any
 
 import numpy as np
-from scipy.stats import rankdata
 
 from nlue.scoring.problem import BatchedStatistic, ScoringProblem
 from nlue.scoring.validation import check_same_length, finite_scores
@@ -46,6 +45,9 @@ def pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Row-wise Spearman correlation: Pearson on ranks, ties sharing their average rank."""
+    # scipy only here: the registry imports this module, and must import with the base dependencies.
+    from scipy.stats import rankdata
+
     x, y = np.broadcast_arrays(x, y)
     return pearson_rows(rankdata(x, method="average", axis=1), rankdata(y, method="average", axis=1))
 
