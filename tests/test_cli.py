@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from nlue.cli import main
-from nlue.registry.tasks import TASK_NAMES
+from nlue.registry.tasks import TASK_NAMES, TASKS
 
 
 def test_help_reads_well() -> None:
@@ -30,7 +30,9 @@ def test_tasks_prints_the_registry(capsys) -> None:
 def test_tasks_json_and_categories(capsys) -> None:
     assert main(["tasks", "--json"]) == 0
     registry = json.loads(capsys.readouterr().out)
-    assert list(registry) == list(TASK_NAMES)
+    assert list(registry) == list(TASKS)  # every benchmark's tasks, NLUE's first in the paper's order
+    assert list(registry)[: len(TASK_NAMES)] == list(TASK_NAMES)
+    assert {registry[name]["benchmark"] for name in TASK_NAMES} == {"nlue"}
     assert registry["mnli"]["label_names"] == ["entailment", "neutral", "contradiction"]
     assert main(["tasks", "--gmet-categories"]) == 0
     listing = capsys.readouterr().out

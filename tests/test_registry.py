@@ -47,7 +47,7 @@ def test_label_order_follows_the_paper(name: str, labels: tuple[str, ...]) -> No
     assert task.num_labels == len(labels)
 
 
-@pytest.mark.parametrize("task", list(TASKS.values()), ids=TASK_NAMES)
+@pytest.mark.parametrize("task", [TASKS[n] for n in TASK_NAMES], ids=TASK_NAMES)
 def test_entry_is_complete_and_consistent(task) -> None:
     assert task.title and task.description and task.sources and task.domains and task.citation
     assert task.primary_metric in (*task.metrics, "pearson_spearman_mean")

@@ -21,12 +21,12 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from nlue import __version__
+from nlue.data.card_text import NLUE_CARD_TEXT, kind_texts, overview_lines, sample_banner
 from nlue.data.normalize import NEAR_DUPLICATE_RULES
 from nlue.data.normalize import __doc__ as NORMALIZATION_RULES
 from nlue.data.sample import SAMPLE_TAG
 from nlue.registry.features import task_features
-from nlue.registry.paper import PAPER_CITATION
-from nlue.registry.tasks import NLUE_SCORE_NOTE, TaskSpec
+from nlue.registry.tasks import TaskSpec, benchmark_of
 
 if TYPE_CHECKING:
     from nlue.data.report import BuildOptions, ConfigReport, SplitReport
@@ -52,16 +52,20 @@ def size_category(rows: int) -> str:
 def _card_data(configs: Mapping[str, ConfigReport], options: BuildOptions) -> DatasetCardData:
     tasks = [cfg.task for cfg in configs.values()]
     total = sum(s.kept for cfg in configs.values() for s in cfg.splits.values())
-    pretty = "NLUE: Nepali Language Understanding Evaluation" + (" (sample data)" if options.is_sample else "")
+    titles = dict.fromkeys(benchmark_of(t).title for t in tasks)
+    pretty = " + ".join(titles) + (" (sample data)" if options.is_sample else "")
+    languages = kind_texts(configs)[1]
     data = DatasetCardData(
-        language=["ne"],
+        language=languages,
         license=options.license,
-        multilinguality="monolingual",
+        multilinguality="monolingual" if len(languages) == 1 else "multilingual",
         size_categories=[size_category(total)],
         task_categories=sorted({t.hub_task_category for t in tasks}),
         task_ids=sorted({t.hub_task_id for t in tasks}),
         pretty_name=pretty,
-        tags=["nepali", "nlue", "benchmark"] + ([SAMPLE_TAG] if options.is_sample else []),
+        tags=[{"ne": "nepali", "ur": "urdu"}.get(code, code) for code in languages]
+        + ["nlue", "benchmark"]
+        + ([SAMPLE_TAG] if options.is_sample else []),
     )
     default = next(iter(configs))  # the builder writes configs in registry order
     metadata_configs = MetadataConfigs(
@@ -252,7 +256,10 @@ def _config_section(cfg: ConfigReport, options: BuildOptions) -> str:
         f"- **Sources (paper):** {'; '.join(task.sources)}",
     ]
     train = f"{task.paper_train_size:,}" if task.paper_train_size else "none (zero-shot)"
-    lines.append(f"- **Paper sizes:** train {train}, test {task.paper_test_size:,}, total {task.paper_total_size:,}")
+    if task.paper_total_size:  # an exam of our own (the Nepali one) has no published size
+        lines.append(
+            f"- **Paper sizes:** train {train}, test {task.paper_test_size:,}, total {task.paper_total_size:,}"
+        )
     lines += _paper_results_lines(task)
     extra = (
         "label distribution | " if task.label_names else ("score min / median / max | " if task.num_labels == 1 else "")
@@ -284,6 +291,7 @@ def _config_section(cfg: ConfigReport, options: BuildOptions) -> str:
         if themes:
             lines += ["", "Items per thematic area: " + ", ".join(f"{k} {v}" for k, v in sorted(themes.items())) + "."]
         lines += _gmet_fields_section(cfg, options)
+    lines += task.kind.card_lines(task, cfg.splits, options.is_sample)
     lines += _overlap_section(cfg, options)
     return "\n".join(lines)
 
@@ -334,23 +342,16 @@ def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions) -> D
     data = _card_data(configs, options)
     first = next(iter(configs))
     repo = options.repo_id or options.name
-    overview = [
-        "| config | task | category | primary metric | " + " | ".join(("train", "validation", "test")) + " |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for name, cfg in configs.items():
-        t = cfg.task
-        sizes = [str(cfg.splits[s].kept) if s in cfg.splits else "-" for s in ("train", "validation", "test")]
-        overview.append(f"| `{name}` | {t.title} | {t.category} | {t.primary_metric} | " + " | ".join(sizes) + " |")
+    own = kind_texts(configs)[0]  # a benchmark whose kinds speak for themselves (the exams), or NLUE's words
+    first_split = next(s for s in ("train", "test", *configs[first].splits) if s in configs[first].splits)
+    citations = dict.fromkeys(cfg.task.citation for cfg in configs.values())
     body = [
         f"# {data.pretty_name}",
         "",
-        *([SAMPLE_BANNER, ""] if options.is_sample else []),
-        "NLUE gathers twelve Nepali language-understanding tasks - single-sentence classification, "
-        "similarity and paraphrase, inference, and a zero-shot masked-word task (GMET) - with "
-        "train/validation/test splits, typed features and fixed label orders.",
+        *([sample_banner(own, SAMPLE_BANNER), ""] if options.is_sample else []),
+        (own or NLUE_CARD_TEXT).intro,
         "",
-        "\n".join(overview),
+        "\n".join(overview_lines(configs)),
         "",
         "## Use",
         "",
@@ -358,14 +359,10 @@ def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions) -> D
         "from datasets import load_dataset",
         "",
         f'ds = load_dataset("{repo}", "{first}")  # a Hub id or the local folder',
-        'print(ds["train"].features)' if "train" in configs[first].splits else 'print(ds["test"].features)',
+        f'print(ds["{first_split}"].features)',
         "```",
         "",
-        'Score predictions with the `nlue` evaluate modules (`evaluate.load("nlue", config)`), which '
-        "compute the paper's metrics. The primary metric of each task (macro-F1 for classification, "
-        "the mean of Pearson and Spearman for `stsb`, the GMET combined score for `gmet`) is a ranking "
-        "convention of the nlue package except for GMET's combined score, which is the paper's own; "
-        f"the paper computes no mean of Pearson and Spearman. {NLUE_SCORE_NOTE}",
+        (own or NLUE_CARD_TEXT).scoring,
         "",
         "## Configs",
         "",
@@ -375,10 +372,7 @@ def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions) -> D
         "",
         "## Limitations",
         "",
-        "Most NLUE tasks were machine-translated from English datasets and checked on samples by "
-        "native speakers (the paper's appendices B-C): expect translationese, occasional label flips "
-        "and named entities spelled inconsistently. GMET answers are judged against listed acceptable "
-        "words; a correct synonym that is not listed counts as wrong unless judged by people."
+        (own or NLUE_CARD_TEXT).limitations
         + (" This sample data is far too small for any conclusion about a model." if options.is_sample else ""),
         "",
         "## License",
@@ -393,7 +387,7 @@ def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions) -> D
         "## Citation",
         "",
         "```bibtex",
-        PAPER_CITATION,
+        "\n\n".join(citations),
         "```",
         "",
     ]

@@ -35,3 +35,11 @@ def sample_records(include_test_only: bool = True) -> Iterator[tuple[TaskSpec, d
             path = sample_data_dir() / task.name / f"{split}.jsonl"
             for line in path.read_text(encoding="utf-8").splitlines():
                 yield task, json.loads(line)
+
+
+def sample_split(task: TaskSpec, split: str) -> list[dict[str, Any]]:
+    """The sample records of one split of ``task``, of any benchmark (an exam's ``demo`` pool, say), in file order."""
+    if split not in task.splits:
+        raise ValueError(f"task {task.name!r} has the splits {', '.join(task.splits)}, not {split!r}")
+    path = sample_data_dir() / task.name / f"{split}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -1,7 +1,8 @@
 """Measured statistics of a built split, gathered while rows stream past.
 
 Memory does not grow with the number of rows: text lengths are kept as a histogram
-(exact counts per length), labels and GMET themes as counts per distinct value.
+(exact counts per length), labels, GMET themes and exam subjects and levels as counts per
+distinct value.
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ class SplitStats:
     label_field: str | None
     label_counts: Counter[Any] = field(default_factory=Counter)
     group_counts: Counter[str] = field(default_factory=Counter)  # GMET: rows per theme
+    # Exams (multiple choice): rows per (domain, subdomain) and per level.
+    subject_counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+    level_counts: Counter[str] = field(default_factory=Counter)
     # GMET: rows with no listed answers (scored by human judging only); None for other tasks.
     without_answers: int | None = None
     _lengths: dict[str, LengthHistogram] = field(default_factory=dict)
@@ -93,6 +97,10 @@ class SplitStats:
             self.group_counts[row["theme"]] += 1
         if "answers" in row:
             self.without_answers = (self.without_answers or 0) + int(not row["answers"])
+        if "subdomain" in row and "domain" in row:
+            self.subject_counts[(row["domain"], row["subdomain"])] += 1
+        if "level" in row:
+            self.level_counts[row["level"]] += 1
 
     def add_table(self, table: pa.Table) -> None:
         """Count every row of ``table``, as :meth:`add` would row by row."""
@@ -111,6 +119,11 @@ class SplitStats:
             lengths = pc.list_value_length(table.column("answers")).fill_null(0)
             empty = pc.sum(pc.equal(lengths, 0)).as_py() or 0
             self.without_answers = (self.without_answers or 0) + empty
+        if "subdomain" in table.column_names and "domain" in table.column_names:
+            domains, subdomains = table.column("domain").to_pylist(), table.column("subdomain").to_pylist()
+            self.subject_counts.update(zip(domains, subdomains, strict=True))
+        if "level" in table.column_names:
+            self.level_counts.update(table.column("level").to_pylist())
 
     def _histogram(self, name: str) -> LengthHistogram:
         histogram = self._lengths.get(name)

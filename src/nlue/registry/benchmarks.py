@@ -1,6 +1,6 @@
 """Benchmarks -> tasks: which benchmarks the package knows, and one lookup over all their tasks.
 
-A benchmark (NLUE now; the neDIOM idiom set and native-language MCQ exams next) has a
+A benchmark (NLUE and native-language MCQ exams now; the neDIOM idiom set next) has a
 name, a title, a citation and its tasks. Task names are unique across benchmarks, so
 ``get_task(name)`` finds any task. :func:`registered` adds a benchmark for as long as a
 ``with`` block lasts (tests add a throwaway task this way); the views below are live, so
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from nlue.registry.mcq import MCQ_CITATION, MCQ_TASKS
 from nlue.registry.nlue import NLUE_CITATION, NLUE_TASKS
 from nlue.registry.spec import TaskSpec
 
@@ -34,9 +35,10 @@ class Benchmark:
 
 
 NLUE = Benchmark("nlue", "NLUE: Nepali Language Understanding Evaluation", NLUE_CITATION, NLUE_TASKS)
+MCQ = Benchmark("mcq", "Native-language multiple-choice exams (UrduMMLU protocol)", MCQ_CITATION, MCQ_TASKS)
 
-_BENCHMARKS: dict[str, Benchmark] = {NLUE.name: NLUE}
-_TASKS: dict[str, TaskSpec] = {task.name: task for task in NLUE.tasks}
+_BENCHMARKS: dict[str, Benchmark] = {NLUE.name: NLUE, MCQ.name: MCQ}
+_TASKS: dict[str, TaskSpec] = {task.name: task for benchmark in (NLUE, MCQ) for task in benchmark.tasks}
 
 BENCHMARKS: MappingProxyType[str, Benchmark] = MappingProxyType(_BENCHMARKS)
 TASKS: MappingProxyType[str, TaskSpec] = MappingProxyType(_TASKS)

@@ -14,7 +14,7 @@ README_TABLE_END = "<!-- tasks-table:end -->"
 
 
 def _size(n: int | None) -> str:
-    if n is None:
+    if not n:  # unknown, or no published figure (an exam of our own)
         return "-"
     return f"{n / 1000:.3g}K" if n >= 1000 else str(n)
 

@@ -1,7 +1,7 @@
 """The kinds of task: each the one place that decides how its tasks are built, fed and scored.
 
-``classification``, ``regression`` and ``mask_fill`` now; multiple choice and idiomaticity
-join them as their benchmarks arrive. A task names its kind in ``problem_type``;
+``classification``, ``regression``, ``mask_fill`` and ``multiple_choice`` now; idiomaticity
+joins them when its benchmark arrives. A task names its kind in ``problem_type``;
 ``TaskSpec.kind`` returns it.
 """
 
@@ -19,9 +19,12 @@ from nlue.registry.kinds.base import (
 )
 from nlue.registry.kinds.classification import CLASSIFICATION
 from nlue.registry.kinds.mask_fill import MASK_FILL
+from nlue.registry.kinds.multiple_choice import MULTIPLE_CHOICE
 from nlue.registry.kinds.regression import REGRESSION
 
-KINDS: MappingProxyType[str, TaskKind] = MappingProxyType({k.name: k for k in (CLASSIFICATION, REGRESSION, MASK_FILL)})
+KINDS: MappingProxyType[str, TaskKind] = MappingProxyType(
+    {k.name: k for k in (CLASSIFICATION, REGRESSION, MASK_FILL, MULTIPLE_CHOICE)}
+)
 
 # What the paper defines and what this package adds, said the same way everywhere (README, cards, Space, results).
 PRIMARY_METRIC_NOTES: MappingProxyType[str, str] = MappingProxyType(
@@ -32,6 +35,11 @@ PRIMARY_METRIC_NOTES: MappingProxyType[str, str] = MappingProxyType(
             "and computes no mean"
         ),
         "combined": "the GMET combined score C = A·exp(-σ), the paper's own headline score (appendix F.2)",
+        "accuracy_all_items": (
+            "accuracy over every item, an invalid (unparseable) output counting as wrong, an nlue convention: "
+            "the UrduMMLU paper does not state its denominator and its figures look like accuracy over parseable "
+            "outputs, reported beside it as accuracy_parseable"
+        ),
     }
 )
 PAPER_DEFINED_PRIMARIES: frozenset[str] = frozenset({"combined"})

@@ -56,13 +56,15 @@ class CardText:
     """What a kind's configs say on a dataset card where NLUE's own paragraphs would not fit.
 
     ``intro`` opens the card, ``scoring`` says how to score the configs, ``limitations``
-    what the data cannot tell; ``languages`` are the card's ISO 639-1 codes.
+    what the data cannot tell; ``languages`` are the card's ISO 639-1 codes;
+    ``sample_banner`` opens a build of the embedded sample.
     """
 
     intro: str
     scoring: str
     limitations: str
     languages: tuple[str, ...]
+    sample_banner: str = ""  # what a sample build says first (empty: NLUE's banner)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,217 @@
+"""Text of multiple-choice exams: one normalisation for builder, curation and parser; vocabularies; prompt lines.
+
+:func:`normalize_mcq_text` decides what "the same text" means for an exam item, its
+curation and a model's answer:
+
+* Nepali (and any language but Urdu): the builder's rules (:mod:`nlue.data.normalize`).
+* Urdu: NFC; Arabic presentation forms (PDF extraction) replaced by their letters (NFKC
+  of those characters only); directional marks removed (U+200E, U+200F, U+061C,
+  U+202A-U+202E, U+2066-U+2069), as are zero-width space, word joiner, BOM, soft hyphen
+  and the tatweel U+0640; ZWNJ/ZWJ kept only between two Arabic-script letters (where
+  they choose a letter's joining form); look-alike code points folded to the Urdu ones:
+  yeh U+064A and alef maksura U+0649 -> farsi yeh U+06CC, kaf U+0643 -> keheh U+06A9,
+  heh U+0647 -> heh goal U+06C1 (always: U+0647 is not an Urdu letter; an aspirate
+  mistyped with it is not guessed into do-chashmi U+06BE), U+06C0 -> U+06C2, teh marbuta
+  U+0629 -> U+06C3, Arabic-Indic digits U+0660-U+0669 -> the Urdu digits U+06F0-U+06F9
+  (ASCII digits are kept as written: both occur in Urdu exams and the model should see
+  what the exam printed); whitespace runs become one space. Quotes and punctuation are
+  kept: they are part of what the model reads.
+* Every language: a fill-in blank, a run of underscores, dots and ellipses that weighs at
+  least 2 (an underscore or an ellipsis 1, a dot ½: ``__``, ``....``, ``……``, ``_..``),
+  becomes ``____``, so one blank is written one way; ``...`` and a lone ``…`` stay.
+
+Vocabularies: a task declares its domains -> subdomains, levels, aliases and grade
+numbers (:class:`ExamDeclarations`, implemented by :class:`nlue.registry.mcq.ExamSpec`);
+names match ignoring case, spacing and underscores.
+
+Prompt lines: :func:`exam_prompt` writes one item as the model reads it, shared by the
+generation prompts (:mod:`nlue.evals.mcq.prompts`) and the log-likelihood template.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from nlue.data.normalize import normalize_text
+from nlue.registry.kinds.base import CardText
+
+LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
+# The two answer lines stay in English in every prompt language, so that one parser reads them all.
+KEY_LABEL = "Answer key:"
+TEXT_LABEL = "Answer text:"
+
+_DIRECTIONAL = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
+_URDU_INVISIBLE = re.compile("[\u200b\u2060\ufeff\u00ad\u0640]")
+_PRESENTATION_FORMS = re.compile("[\ufb50-\ufdff\ufe70-\ufefc]")
+_ARABIC = re.compile("[\u0600-\u06ff\u0750-\u077f]")
+_JOINERS = re.compile("[\u200c\u200d]+")
+BLANK = "____"
+_BLANK_RUN = re.compile(r"[_.…]{2,}")
+URDU_FOLDS: Mapping[int, int] = {
+    0x064A: 0x06CC,  # ARABIC LETTER YEH -> FARSI YEH
+    0x0649: 0x06CC,  # ALEF MAKSURA -> FARSI YEH
+    0x0643: 0x06A9,  # ARABIC LETTER KAF -> KEHEH
+    0x0647: 0x06C1,  # ARABIC LETTER HEH -> HEH GOAL
+    0x06C0: 0x06C2,  # HEH WITH YEH ABOVE -> HEH GOAL WITH HAMZA ABOVE
+    0x0629: 0x06C3,  # TEH MARBUTA -> TEH MARBUTA GOAL
+    **{0x0660 + i: 0x06F0 + i for i in range(10)},  # Arabic-Indic -> Extended Arabic-Indic digits
+}
+
+
+def _arabic_letter(char: str) -> bool:
+    """An Arabic-script letter (not a mark, digit or punctuation): what a joiner may sit between."""
+    return bool(char) and _ARABIC.match(char) is not None and unicodedata.category(char).startswith("L")
+
+
+def _joiner_between_letters(match: re.Match[str]) -> str:
+    text, start, end = match.string, match.start(), match.end()
+    before, after = text[start - 1 : start], text[end : end + 1]
+    return match.group() if _arabic_letter(before) and _arabic_letter(after) else ""
+
+
+def normalize_urdu(text: str) -> str:
+    """Urdu text by the rules of the module docstring (idempotent)."""
+    text = unicodedata.normalize("NFC", text)
+    text = _PRESENTATION_FORMS.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+    # Removing a mark of direction can bring two combining marks together: compose (and reorder) again
+    # before judging joiners, whose neighbours must be final.
+    text = unicodedata.normalize("NFC", _URDU_INVISIBLE.sub("", _DIRECTIONAL.sub("", text)))
+    text = _JOINERS.sub(_joiner_between_letters, text)
+    # Fold, compose, fold again: composing can create a code point the fold maps (U+06D5 U+0654 -> U+06C0).
+    text = unicodedata.normalize("NFC", text.translate(URDU_FOLDS)).translate(URDU_FOLDS)
+    return " ".join(text.split())
+
+
+def normalize_mcq_text(text: str, language: str) -> str:
+    """An MCQ text field normalised for ``language`` (ISO 639-1): see the module docstring."""
+    text = normalize_urdu(text) if language == "ur" else normalize_text(text)
+    return _BLANK_RUN.sub(_blank, text) if ("_" in text or "." in text or "…" in text) else text
+
+
+def _blank(match: re.Match[str]) -> str:
+    """A run of underscores, dots and ellipses is a blank when it weighs 2 (``_`` and ``…`` 1, ``.`` ½)."""
+    run = match.group()
+    weight = run.count("_") + run.count("…") + run.count(".") / 2
+    return BLANK if weight >= 2 else run
+
+
+class ExamDeclarations(Protocol):
+    """What a multiple-choice task declares beyond a TaskSpec (see :class:`nlue.registry.mcq.ExamSpec`)."""
+
+    name: str
+    language: str
+    subjects: Mapping[str, tuple[str, ...]]  # domain -> its subdomains
+    levels: tuple[str, ...]
+    level_aliases: Mapping[str, str]
+    subject_aliases: Mapping[str, str]
+    grade_levels: Mapping[int, str]
+
+
+def exam_of(task: Any) -> ExamDeclarations:
+    """The task's exam declarations; a ValueError for a task that does not declare them."""
+    missing = [a for a in ("language", "subjects", "levels", "level_aliases", "subject_aliases", "grade_levels")
+               if not hasattr(task, a)]  # fmt: skip
+    if missing:
+        raise ValueError(
+            f"task {task.name!r} is a multiple_choice task but does not declare {', '.join(missing)}; "
+            "define it with nlue.registry.mcq.ExamSpec"
+        )
+    return task
+
+
+def vocab_key(text: str) -> str:
+    """How names of subjects and levels are compared: case, spacing, underscores and Urdu look-alikes ignored."""
+    return " ".join(normalize_urdu(text).casefold().replace("_", " ").split())
+
+
+_GRADE = re.compile(r"^(?:grade|class|कक्षा|جماعت|کلاس)?\s*(\d{1,2})\s*(?:st|nd|rd|th)?$")
+
+
+def canonical_subdomain(exam: ExamDeclarations, raw: Any) -> str | None:
+    """The vocabulary's subdomain for a raw subject name or alias (case and spacing ignored), or None."""
+    key = vocab_key(str(raw))
+    names = {vocab_key(s): s for subs in exam.subjects.values() for s in subs}
+    names.update({vocab_key(alias): target for alias, target in exam.subject_aliases.items()})
+    return names.get(key)
+
+
+def canonical_level(exam: ExamDeclarations, raw: Any) -> str | None:
+    """The vocabulary's level for a raw level, alias or grade number ("Grade 9", "कक्षा १०"), or None."""
+    key = vocab_key(str(raw))
+    names = {vocab_key(level): level for level in exam.levels}
+    names.update({vocab_key(alias): target for alias, target in exam.level_aliases.items()})
+    if key in names:
+        return names[key]
+    grade = _GRADE.match(key)
+    return exam.grade_levels.get(int(grade.group(1))) if grade else None
+
+
+def domain_of(exam: ExamDeclarations, subdomain: str) -> str:
+    return next(domain for domain, subs in exam.subjects.items() if subdomain in subs)
+
+
+def exam_prompt(labels: Mapping[str, str], values: Mapping[str, str]) -> str:
+    """One item as the model reads it (facts §6): subject, level, question, the options; no answer lines.
+
+    ``labels`` are a prompt language's ``subject``, ``level`` and ``question`` labels; ``values``
+    the item's fields (or Jinja placeholders, for the log-likelihood template).
+    """
+    lines = [
+        f"{labels['subject']}: {values['domain']} – {values['subdomain']}",  # an EN DASH, as the paper prints it
+        f"{labels['level']}: {values['level']}",
+        f"{labels['question']}: {values['question']}",
+    ]
+    return "\n".join([*lines, *(f"{letter}) {values[letter]}" for letter in LETTERS)])
+
+
+# The dataset card's words for exam configs (the kind adds the measured counts).
+POOL_RULE = (
+    "The `demo` split is the demonstration pool: k-shot prompts draw their examples from it (seed 42) and "
+    "never from `test`; it must share no item with `test` (`nlue mcq split` draws it that way)."
+)
+SAMPLE_STATEMENT = (
+    "**This config is sample data.** Every question, option and key was written by the nlue developers "
+    "(our own questions, answers checked by hand) to try the tools end to end; it is not an official exam "
+    "and holds no item of UrduMMLU or of any exam paper."
+)
+SAMPLE_BANNER = (
+    "> **This is the nlue SAMPLE data, not an exam release.** Every question was written by the nlue "
+    "developers to try the tools end to end (a few dozen items per config). Scores on it say nothing about a "
+    "model; build a real exam from released items (UrduMMLU: `MBZUAI/UrduMMLU`) with "
+    "`nlue build --source <folder> --configs mcq_ur`."
+)
+NORMALISATION_NOTES: Mapping[str, str] = {
+    "ur": (
+        "Urdu text is normalised beyond the rules below (`nlue.registry.kinds.mcq_text`): directional marks "
+        "and the tatweel removed, Arabic presentation forms replaced by their letters, and look-alike Arabic "
+        "code points folded to the Urdu ones (yeh and alef maksura to U+06CC, kaf to U+06A9, heh to U+06C1, "
+        "teh marbuta to U+06C3, Arabic-Indic digits to the Urdu digits); ZWNJ/ZWJ kept between Arabic letters."
+    ),
+}
+BLANK_NOTE = "A fill-in blank (a run of 2+ underscores or ellipses, or 4+ dots) is written `____`."
+CARD_TEXT = CardText(
+    intro=(
+        "Native-language multiple-choice exams in the protocol of UrduMMLU (Tabassum et al., 2026): each item "
+        "is a question with four options A-D, one correct key and its option text, and the subject "
+        "(domain - subdomain) and school level it comes from. A model answers in two lines, `Answer key:` and "
+        "`Answer text:`, which a strict parser reads; k-shot demonstrations come from the `demo` split."
+    ),
+    scoring=(
+        "Score with `nlue llm mcq` (generation and strict parsing) or with the `nlue` evaluate module on key ids "
+        "(0-3, and -1 for an output that does not parse). `accuracy_all_items`, the primary metric, counts an "
+        "invalid output as wrong (an nlue convention); `accuracy_parseable` is accuracy over the parseable "
+        "outputs only, which is what the UrduMMLU paper's numbers appear to be (it does not state its "
+        "denominator); `invalid_rate` is the paper's Inv%. Compare `accuracy_parseable` and `invalid_rate` "
+        "with the paper's Table 4, never `accuracy_all_items`."
+    ),
+    limitations=(
+        "The paper's figures are on UrduMMLU's 26,431 items, not on this data. Exam questions are "
+        "time- and curriculum-bound (current affairs, syllabus changes); options are shown in stored order, "
+        "so a model's preference for a letter is not controlled for."
+    ),
+    languages=(),
+    sample_banner=SAMPLE_BANNER,
+)
