@@ -123,3 +123,88 @@ def save_tiny_classifier(
 def save_tiny_encoder(out: Path, family: Family = "bert", seed: int = 0, vocab_size: int = 2000) -> Path:
     """Write a randomly initialised tiny masked LM (a base checkpoint with no task head) to ``out``."""
     return _save_random_model(out, "AutoModelForMaskedLM", family, seed, vocab_size)
+
+
+CausalFamily = Literal["gpt2", "llama"]
+CAUSAL_FAMILIES: tuple[CausalFamily, ...] = ("gpt2", "llama")
+
+# A small ChatML-style template, so that the tiny "instruct" model exercises chat formatting.
+TINY_CHAT_TEMPLATE = (
+    "{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}</s>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
+
+def train_causal_tokenizer(family: CausalFamily, texts: Iterable[str] | None = None, vocab_size: int = 2000):
+    """A byte-level BPE tokenizer for a causal LM: GPT-2 style adds no special token, Llama style a leading BOS."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    corpus = list(texts if texts is not None else sample_corpus())
+    specials = {"bos": "<s>", "eos": "</s>", "unk": "<unk>", "pad": "<pad>"}
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=list(specials.values()),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(corpus, trainer)
+    tok.decoder = decoders.ByteLevel()
+    if family == "llama":  # Llama tokenizers put BOS before every text they encode
+        tok.post_processor = processors.TemplateProcessing(
+            single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))]
+        )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tok, **{f"{k}_token": v for k, v in specials.items()}, model_max_length=256
+    )
+    if family == "llama":
+        tokenizer.chat_template = TINY_CHAT_TEMPLATE
+    return tokenizer
+
+
+def tiny_causal_config(family: CausalFamily, tokenizer, **overrides):
+    """A small causal-LM config of ``family``: 2 layers, hidden size 32, 256 positions."""
+    from transformers import AutoConfig
+
+    ids = {
+        "vocab_size": len(tokenizer),
+        "bos_token_id": tokenizer.bos_token_id,
+        "eos_token_id": tokenizer.eos_token_id,
+        "pad_token_id": tokenizer.pad_token_id,
+    }
+    if family == "gpt2":
+        sizes = {"n_embd": 32, "n_layer": 2, "n_head": 2, "n_inner": 64, "n_positions": 256}
+    else:
+        sizes = {
+            "hidden_size": 32,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 1,
+            "intermediate_size": 64,
+            "max_position_embeddings": 256,
+        }
+    return AutoConfig.for_model(family, **{**sizes, **ids, **overrides})
+
+
+def save_tiny_causal_lm(
+    out: Path, family: CausalFamily = "gpt2", seed: int = 0, vocab_size: int = 2000, **overrides
+) -> Path:
+    """Write a randomly initialised tiny causal LM (with its tokenizer) to ``out``.
+
+    ``family="llama"`` also gets a chat template, standing in for an instruct model.
+    ``overrides`` change the config (e.g. ``n_layer=12, n_embd=768`` for a GPT-2-base shape).
+    """
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    tokenizer = train_causal_tokenizer(family, vocab_size=vocab_size)
+    config = tiny_causal_config(family, tokenizer, **overrides)
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
