@@ -1,0 +1,184 @@
+"""The NLUE classification tasks put to a causal language model, scored by log-likelihood.
+
+No anchor paper scores LLMs on NLUE; this is nlue's own protocol, built to agree with
+lm-evaluation-harness's ``multiple_choice`` tasks (the export in
+:mod:`nlue.evals.lm_eval_export` renders the very same strings):
+
+* the prompt is the task kind's Jinja template (:meth:`~nlue.registry.kinds.TaskKind.llm_template`)
+  in English or Nepali, each label verbalised in that language (the registry's
+  ``prompts``), and each label word is a continuation ``" " + word`` of the prompt;
+* the prediction is the label whose continuation has the highest summed log-probability;
+  ``acc_norm_chars`` divides by the label word's length in characters (lm-eval's
+  ``acc_norm``), ``acc_norm_bytes`` by its UTF-8 length (a Devanagari letter is 3 bytes, so
+  the two normalisations rank Nepali and English words differently);
+* k-shot: k demonstrations from the train split, drawn once per run with the seed, each
+  the rendered prompt followed by its gold label word, joined by a blank line before the
+  item (lm-eval draws its own demonstrations, so only zero-shot is compared with it).
+
+Reported per task: ``accuracy`` and ``macro_f1`` of the raw prediction (with bootstrap
+intervals, macro-F1 is the primary as for every classification task), and the two
+normalised accuracies.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from nlue.lm.base import LanguageModel, LoglikelihoodRequest
+from nlue.registry.tasks import TaskSpec
+
+logger = logging.getLogger(__name__)
+
+TARGET_DELIMITER = " "
+FEWSHOT_DELIMITER = "\n\n"
+LANGUAGES: tuple[str, ...] = ("en", "ne")
+
+
+@lru_cache(maxsize=64)
+def _template(source: str) -> Any:
+    import jinja2
+
+    # lm-eval renders doc_to_text with Jinja too; keep its defaults (no autoescape) so the strings agree.
+    return jinja2.Environment(keep_trailing_newline=False).from_string(source)
+
+
+def render_prompt(task: TaskSpec, example: Mapping[str, Any], language: str) -> str:
+    """The prompt of one item, as the kind's template renders it."""
+    source, _ = task.kind.llm_template(task, language)
+    return _template(source).render(**example)
+
+
+def demonstrations(task: TaskSpec, pool: Sequence[Mapping[str, Any]], language: str, shots: int, seed: int) -> str:
+    """``shots`` solved examples from ``pool`` (drawn with ``seed``), ready to precede an item's prompt."""
+    if shots <= 0:
+        return ""
+    if shots > len(pool):
+        raise ValueError(f"{task.name}: {shots} shots asked, but the demonstration pool has {len(pool)} items")
+    _, words = task.kind.llm_template(task, language)
+    chosen = random.Random(seed).sample(range(len(pool)), shots)
+    label = str(task.label_field)
+    blocks = [render_prompt(task, pool[i], language) + TARGET_DELIMITER + words[int(pool[i][label])] for i in chosen]
+    return FEWSHOT_DELIMITER.join(blocks) + FEWSHOT_DELIMITER
+
+
+@dataclass(frozen=True)
+class LabelScores:
+    """Every item's log-likelihood of each label word, and what that predicts."""
+
+    choices: tuple[str, ...]
+    loglikelihoods: np.ndarray  # (items, labels)
+
+    @property
+    def predictions(self) -> np.ndarray:
+        return self.loglikelihoods.argmax(axis=1)
+
+    def normalised_predictions(self, unit: str) -> np.ndarray:
+        sizes = [len(c) if unit == "chars" else len(c.encode("utf-8")) for c in self.choices]
+        return (self.loglikelihoods / np.asarray(sizes, dtype=np.float64)).argmax(axis=1)
+
+
+def score_labels(
+    model: LanguageModel,
+    task: TaskSpec,
+    items: Sequence[Mapping[str, Any]],
+    language: str,
+    shots: int = 0,
+    pool: Sequence[Mapping[str, Any]] = (),
+    seed: int = 42,
+) -> LabelScores:
+    """Ask ``model`` for the log-likelihood of every label word after every item's prompt."""
+    _, words = task.kind.llm_template(task, language)
+    prefix = demonstrations(task, pool, language, shots, seed)
+    requests = [
+        LoglikelihoodRequest(prefix + render_prompt(task, item, language), TARGET_DELIMITER + word)
+        for item in items
+        for word in words
+    ]
+    answers = model.loglikelihood(requests)
+    values = np.array([a.logprob for a in answers], dtype=np.float64).reshape(len(items), len(words))
+    return LabelScores(tuple(words), values)
+
+
+def task_metrics(
+    task: TaskSpec, scores: LabelScores, references: Sequence[int], bootstrap_resamples: int | None, seed: int
+) -> dict[str, float]:
+    """accuracy and macro-F1 of the raw prediction (with intervals) and the two normalised accuracies."""
+    from nlue.scoring import score_task
+
+    references = np.asarray(references, dtype=np.int64)
+    metrics = score_task(
+        task.name, scores.predictions, references, bootstrap_resamples=bootstrap_resamples or None, seed=seed
+    )
+    for unit in ("chars", "bytes"):
+        metrics[f"acc_norm_{unit}"] = float((scores.normalised_predictions(unit) == references).mean())
+    return {k: float(v) for k, v in metrics.items()}
+
+
+def llm_kind(shots: int) -> str:
+    """The results kind of an LLM run: zero-shot, or few-shot (k > 0); both evaluate without fine-tuning."""
+    return "zero-shot" if shots == 0 else "few-shot"
+
+
+def run_nlue_llm(
+    model: LanguageModel,
+    dataset: str | None,
+    tasks: Sequence[str] | None,
+    language: str,
+    shots: int,
+    results_dir: Any,
+    name: str,
+    bootstrap_resamples: int = 1000,
+    seed: int = 42,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """Score ``model`` on the NLUE classification tasks; write one results file per task; return the RunResults."""
+    from pathlib import Path
+
+    from nlue.data.access import dataset_description, load_task
+    from nlue.errors import NlueError
+    from nlue.registry.tasks import TASK_NAMES, get_task
+    from nlue.results import RunResult, write_result
+
+    if language not in LANGUAGES:
+        raise NlueError(f"--prompt-language must be one of {', '.join(LANGUAGES)}, got {language!r}")
+    chosen = [get_task(t) for t in (tasks or TASK_NAMES)]
+    chosen = [t for t in chosen if t.prompts and language in t.prompts]
+    if not chosen:
+        raise NlueError("none of the tasks has a prompt for language models (NLUE's classification tasks do)")
+    results: dict[str, RunResult] = {}
+    for task in chosen:
+        data = load_task(dataset, task)
+        test = data["test"] if limit is None else data["test"].select(range(min(limit, data["test"].num_rows)))
+        pool = list(data["train"]) if shots and "train" in data else []
+        scores = score_labels(model, task, list(test), language, shots, pool, seed)
+        metrics = task_metrics(task, scores, test[str(task.label_field)], bootstrap_resamples, seed)
+        result = RunResult(
+            task=task.name,
+            model=model.name,
+            kind=llm_kind(shots),
+            metrics=metrics,
+            dataset=dataset_description(dataset, task.name, "test", items=test.num_rows),
+            hyperparameters={
+                "evaluation": "causal-LM log-likelihood of each verbalised label",
+                "prompt_language": language,
+                "shots": shots,
+                "label_words": list(scores.choices),
+                "model": model.describe(),
+            },
+            seed=seed,
+            notes=(
+                "nlue's own LLM protocol (the NLUE paper prompts no LLM); macro_f1 and accuracy from the raw "
+                "log-likelihood argmax, acc_norm_chars/acc_norm_bytes normalised by the label word's length."
+            ),
+        )
+        write_result(result, Path(results_dir), name)
+        results[task.name] = result
+        logger.info("%s: macro_f1 %.4f on %d items", task.name, metrics["macro_f1"], test.num_rows)
+    return results
