@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import sys
@@ -346,23 +347,18 @@ def _cmd_quickstart(args: argparse.Namespace) -> int:
 HF_ARGUMENT_COMMANDS = ("train", "search")
 
 
-def _gmet_main() -> Callable[[Sequence[str]], int]:
-    from nlue.gmet.cli import main
-
-    return main
-
-
-def _baseline_main() -> Callable[[Sequence[str]], int]:
-    from nlue.tfidf_baseline import main
-
-    return main
-
-
-# Sub-commands with their own argparse parser (on the same backbone), imported when used.
-OWN_PARSER_COMMANDS: dict[str, Callable[[], Callable[[Sequence[str]], int]]] = {
-    "gmet": _gmet_main,
-    "baseline": _baseline_main,
+# Sub-commands with their own argparse parser (on the same backbone): the module whose
+# ``main(argv) -> int`` runs them, imported only when the sub-command is used.
+OWN_PARSER_COMMANDS: dict[str, str] = {
+    "gmet": "nlue.gmet.cli",
+    "baseline": "nlue.tfidf_baseline",
+    "mcq": "nlue.pipelines.mcq_cli",
+    "export": "nlue.evals.export_cli",
 }
+
+
+def _own_parser_main(command: str) -> Callable[[Sequence[str]], int]:
+    return importlib.import_module(OWN_PARSER_COMMANDS[command]).main
 
 
 def _add_hf_commands(sub: argparse._SubParsersAction) -> None:
@@ -373,6 +369,8 @@ def _add_hf_commands(sub: argparse._SubParsersAction) -> None:
     sub.add_parser(
         "baseline", help="the non-neural baseline (TF-IDF + linear model) on every task; `nlue baseline --help`"
     )
+    sub.add_parser("mcq", help="curate exam items, draw the demonstration pool, annotate; `nlue mcq --help`")
+    sub.add_parser("export", help="export the tasks for other tools (lm-evaluation-harness); `nlue export --help`")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -388,7 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in OWN_PARSER_COMMANDS:  # sub-commands with an argparse parser of their own
         verbose, quiet, _ = split_logging_flags(leading)
         configure_logging(verbose, quiet)  # flags after the name are the sub-command's own parser's
-        return OWN_PARSER_COMMANDS[argv[0]]()(argv[1:])
+        return _own_parser_main(argv[0])(argv[1:])
     parser = accept_both_spellings(build_parser())
     parsed = parse_or_exit_code(parser, [*leading, *argv])
     if isinstance(parsed, int):
