@@ -1,4 +1,4 @@
-"""The Gradio page: five tabs wired to :class:`~nlue.space.service.SpaceService`.
+"""The Gradio page: six tabs wired to :class:`~nlue.space.service.SpaceService`.
 
 Gradio 6: the theme and CSS go to ``launch()`` (see :func:`launch_options`), each event
 sets its own ``concurrency_limit``, and the queue bounds how many requests may wait.
@@ -23,6 +23,7 @@ from nlue.space import columns as cols
 from nlue.space import text
 from nlue.space.charts import MAX_CHART_MODELS
 from nlue.space.data import MAX_PAGE_SIZE
+from nlue.space.exam_board import LEGEND, load_exam_board
 from nlue.space.inference import TRY_TASKS, InputError
 from nlue.space.leaderboard import styled_frame
 from nlue.space.service import SpaceService
@@ -295,6 +296,14 @@ def _leaderboard_tab(service: SpaceService) -> None:
     _on(chart_models.change, service.chart, chart_models, chart)
 
 
+def _exams_tab(settings: SpaceSettings) -> None:
+    gr.Markdown(LEGEND)
+    board = load_exam_board(settings.results_dir)
+    gr.Dataframe(board.frame(), interactive=False, wrap=True, elem_id="exam-table")
+    if board.skipped:
+        gr.Markdown("Skipped: " + "; ".join(board.skipped))
+
+
 def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> gr.Blocks:
     """The whole Space. Reads local files only (models list, results folder): no network."""
     service = service or SpaceService(settings)
@@ -310,6 +319,8 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
                 _data_tab(service, settings, demo)
             with gr.Tab("🏆 Leaderboard", id="leaderboard"):
                 _leaderboard_tab(service)
+            with gr.Tab("📝 Exams (LLMs)", id="exams"):
+                _exams_tab(settings)
             with gr.Tab("About", id="about"):
                 gr.Markdown(text.ABOUT)
     demo.queue(max_size=settings.queue_size, default_concurrency_limit=settings.data_concurrency)

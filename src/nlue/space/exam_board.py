@@ -1,0 +1,152 @@
+"""The exams' leaderboard: LLM runs on the native-language MCQ exams beside the UrduMMLU paper's Table 4.
+
+NLUE's leaderboard has a column per NLUE task; an exam is scored per domain and per
+prompt language instead, so exam results get a table of their own: one row per model,
+exam, prompt language and shot count. The paper's rows are kept as printed (accuracy in
+percent per domain, Inv% as text). Which denominator the paper used is not stated; its
+figures read as accuracy over parseable outputs (see ``nlue.registry.mcq.denominator_flags``),
+so they sit in the "parseable" column, and our runs show both accuracies side by side:
+``accuracy_all_items`` (an invalid output counts as wrong, our primary) and
+``accuracy_parseable`` (comparable with the paper). Files of other tasks are left to the
+NLUE leaderboard; an exam file that cannot be read is skipped and reported.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from nlue.registry.kinds.multiple_choice import MultipleChoiceKind
+from nlue.registry.mcq import TABLE4_COLUMNS, URDUMMLU_TABLE4, format_invalid_rate
+from nlue.registry.tasks import TASKS
+from nlue.results import read_results
+
+logger = logging.getLogger(__name__)
+
+DOMAINS: tuple[str, ...] = TABLE4_COLUMNS[:-1]  # the paper's five domains; "All" is the overall column
+PAPER_EXAM = "mcq_ur"  # Table 4 scores the Urdu exam
+COLUMNS: tuple[str, ...] = (
+    "model",
+    "kind",
+    "exam",
+    "prompt",
+    "shots",
+    *DOMAINS,
+    "All (parseable)",
+    "All (all items)",
+    "95% CI (all items)",
+    "Inv%",
+    "data",
+)
+LEGEND = (
+    "**Exams (LLMs).** One row per model, exam, prompt language and number of demonstrations. "
+    "Domain columns and *All (parseable)* are accuracy (%) over the items whose output parsed, the "
+    "denominator the UrduMMLU paper's Table 4 appears to use; *All (all items)* counts an invalid "
+    "output as wrong (nlue's primary exam metric, an nlue convention). *Inv%* is the share of "
+    "outputs the strict parser rejected. Rows of kind `paper` are Table 4 as printed (Urdu exam; "
+    "`native` = Urdu prompts); runs on the embedded sample exams are marked ⚠ and say nothing about a model."
+)
+
+
+def is_exam(task_name: str) -> bool:
+    """Whether ``task_name`` is scored on the exams' leaderboard (a multiple-choice exam)."""
+    task = TASKS.get(task_name)
+    return task is not None and isinstance(task.kind, MultipleChoiceKind)
+
+
+@dataclass
+class ExamBoard:
+    rows: list[dict[str, Any]]
+    skipped: list[str] = field(default_factory=list)
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows, columns=list(COLUMNS))
+
+
+def paper_rows() -> list[dict[str, Any]]:
+    """Table 4 of the UrduMMLU paper: two rows per model (English and Urdu prompts), as printed."""
+    rows = []
+    for paper in URDUMMLU_TABLE4:
+        for prompt, values, invalid in (("en", paper.en, paper.en_invalid), ("native", paper.ur, paper.ur_invalid)):
+            cells = dict(zip(TABLE4_COLUMNS, values, strict=True))
+            rows.append(
+                {
+                    "model": paper.model,
+                    "kind": f"paper ({paper.group})",
+                    "exam": PAPER_EXAM,
+                    "prompt": prompt,
+                    "shots": 0,
+                    **{domain: cells[domain] for domain in DOMAINS},
+                    "All (parseable)": cells["All"],
+                    "All (all items)": None,  # the paper gives no accuracy over all items
+                    "95% CI (all items)": "",
+                    "Inv%": invalid,
+                    "data": "UrduMMLU test (paper)",
+                }
+            )
+    return rows
+
+
+def _percent(value: Any) -> float | None:
+    return round(100.0 * float(value), 2) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _run_row(model: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """One exam results file as a row; ValueError names what is missing."""
+    metrics = data.get("metrics")
+    if not isinstance(metrics, Mapping) or "accuracy_all_items" not in metrics:
+        raise ValueError("its `metrics` has no accuracy_all_items")
+    details = data.get("details") if isinstance(data.get("details"), Mapping) else {}
+    by_domain = (details.get("by") or {}).get("domain") or {}
+    params = data.get("hyperparameters") if isinstance(data.get("hyperparameters"), Mapping) else {}
+    dataset = data.get("dataset") if isinstance(data.get("dataset"), Mapping) else {}
+    low, high = _percent(metrics.get("accuracy_all_items_ci_low")), _percent(metrics.get("accuracy_all_items_ci_high"))
+    invalid = metrics.get("invalid_rate")
+    return {
+        "model": model,
+        "kind": str(data.get("kind") or "unknown"),
+        "exam": str(data["task"]),
+        "prompt": str(params.get("prompt_language", "?")),
+        "shots": params.get("shots", "?"),
+        **{domain: _percent((by_domain.get(domain) or {}).get("accuracy_parseable")) for domain in DOMAINS},
+        "All (parseable)": _percent(metrics.get("accuracy_parseable")),
+        "All (all items)": _percent(metrics["accuracy_all_items"]),
+        "95% CI (all items)": f"{low:.1f}-{high:.1f}" if low is not None and high is not None else "",
+        "Inv%": format_invalid_rate(float(invalid)) if isinstance(invalid, int | float) else "",
+        "data": "⚠ sample data" if dataset.get("is_sample") else str(dataset.get("id") or "unknown data"),
+    }
+
+
+def result_rows(results_dir: Path) -> ExamBoard:
+    """Every exam results file under ``results_dir``, one row each (the newest per model, exam, prompt, shots)."""
+    root = Path(results_dir)
+    newest: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = {}
+    skipped: list[str] = []
+    for path, data in read_results(root):
+        if not is_exam(str(data.get("task"))):
+            continue
+        parent = path.parent.relative_to(root).as_posix()
+        model = str(data.get("model") or parent)
+        try:
+            row = _run_row(model if parent == "." else parent, data)
+        except (ValueError, KeyError, TypeError) as exc:
+            logger.warning("exam leaderboard: skipping %s: %s", path, exc)
+            skipped.append(f"{path.relative_to(root)}: {exc}")
+            continue
+        key = (row["model"], row["exam"], row["prompt"], row["shots"])
+        created = str(data.get("created") or "")
+        if key not in newest or newest[key][0] <= created:
+            newest[key] = (created, row)
+    return ExamBoard([row for _, row in sorted(newest.values(), key=lambda pair: pair[1]["model"])], skipped)
+
+
+def load_exam_board(results_dir: Path) -> ExamBoard:
+    """Our runs first (sorted by overall accuracy over all items), then the paper's Table 4."""
+    found = result_rows(results_dir)
+    runs = sorted(found.rows, key=lambda r: -(r["All (all items)"] or 0.0))
+    return ExamBoard(runs + paper_rows(), found.skipped)
