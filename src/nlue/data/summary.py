@@ -17,24 +17,23 @@ def _test_overlap(test: SplitReport | None) -> str:
 
 
 def build_summary(result: BuildResult) -> str:
+    # The columns are the splits the built tasks have (train/validation/test; demo/test for an exam).
+    split_names = list(dict.fromkeys(split for cfg in result.configs.values() for split in cfg.task.splits))
     header = (
-        "config", "train", "validation", "test", "rejected", "duplicates", "leaked", "label-map drops",
-        "test overlap (kept)",
+        "config", *split_names, "rejected", "duplicates", "leaked", "label-map drops", "test overlap (kept)",
     )  # fmt: skip
     rows = [header]
     for name, cfg in result.configs.items():
         splits = cfg.splits
 
         def count(split: str, splits: dict = splits) -> str:
-            return str(splits[split].kept) if split in splits else "-"
+            carved = split == "validation" and splits.get(split) and splits[split].carved_from_train
+            return (str(splits[split].kept) if split in splits else "-") + (" (carved)" if carved else "")
 
         rows.append(
             (
                 name,
-                count("train"),
-                count("validation")
-                + (" (carved)" if splits.get("validation") and splits["validation"].carved_from_train else ""),
-                count("test"),
+                *(count(split) for split in split_names),
                 str(sum(r.rejected for r in splits.values())),
                 str(sum(r.duplicates for r in splits.values())),
                 str(sum(r.leaked_from_train + r.leaked_from_validation for r in splits.values())),
