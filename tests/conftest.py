@@ -42,6 +42,14 @@ def sample_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
     return build_repo(task_sources_from_folder(sample_data_dir()), out, options)
 
 
+@pytest.fixture(scope="session")
+def exam_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
+    """The embedded sample exams (mcq_ne, mcq_ur) built once: their own benchmark, so their own repo."""
+    out = tmp_path_factory.mktemp("exam-build")
+    options = BuildOptions(name="mcq", is_sample=True, license="apache-2.0", show_progress=False)
+    return build_repo(task_sources_from_folder(sample_data_dir(), ["mcq_ne", "mcq_ur"]), out, options)
+
+
 def _write_csv(path: Path, header: list[str], rows: Iterable[Iterable[object]], delimiter: str = ",") -> Path:
     with path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, delimiter=delimiter)

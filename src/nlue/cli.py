@@ -18,7 +18,6 @@ from nlue.cli_support import (
     configure_logging,
     parse_or_exit_code,
     run_command,
-    split_logging_flags,
 )
 from nlue.errors import NlueError
 
@@ -354,6 +353,7 @@ OWN_PARSER_COMMANDS: dict[str, str] = {
     "baseline": "nlue.tfidf_baseline",
     "mcq": "nlue.pipelines.mcq_cli",
     "export": "nlue.evals.export_cli",
+    "llm": "nlue.evals.llm_cli",
 }
 
 
@@ -371,6 +371,7 @@ def _add_hf_commands(sub: argparse._SubParsersAction) -> None:
     )
     sub.add_parser("mcq", help="curate exam items, draw the demonstration pool, annotate; `nlue mcq --help`")
     sub.add_parser("export", help="export the tasks for other tools (lm-evaluation-harness); `nlue export --help`")
+    sub.add_parser("llm", help="evaluate a generative LLM: MCQ exams, NLUE by log-likelihood; `nlue llm --help`")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -384,9 +385,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_hf_command(argv[0], [*leading, *argv[1:]])
     if argv and argv[0] in OWN_PARSER_COMMANDS:  # sub-commands with an argparse parser of their own
-        verbose, quiet, _ = split_logging_flags(leading)
-        configure_logging(verbose, quiet)  # flags after the name are the sub-command's own parser's
-        return _own_parser_main(argv[0])(argv[1:])
+        # Their parsers take the logging flags too: those written before the name are handed on, so that
+        # logging is set up once, by the sub-command, with every flag seen.
+        return _own_parser_main(argv[0])([*leading, *argv[1:]])
     parser = accept_both_spellings(build_parser())
     parsed = parse_or_exit_code(parser, [*leading, *argv])
     if isinstance(parsed, int):
