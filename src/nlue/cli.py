@@ -353,6 +353,7 @@ OWN_PARSER_COMMANDS: dict[str, str] = {
     "baseline": "nlue.tfidf_baseline",
     "mcq": "nlue.pipelines.mcq_cli",
     "export": "nlue.evals.export_cli",
+    "translate": "nlue.translate.cli",
     "llm": "nlue.evals.llm_cli",
 }
 
@@ -371,6 +372,7 @@ def _add_hf_commands(sub: argparse._SubParsersAction) -> None:
     )
     sub.add_parser("mcq", help="curate exam items, draw the demonstration pool, annotate; `nlue mcq --help`")
     sub.add_parser("export", help="export the tasks for other tools (lm-evaluation-harness); `nlue export --help`")
+    sub.add_parser("translate", help="translate English GLUE-format sources into Nepali; `nlue translate --help`")
     sub.add_parser("llm", help="evaluate a generative LLM: MCQ exams, NLUE by log-likelihood; `nlue llm --help`")
 
 

@@ -1,0 +1,131 @@
+"""`nlue translate review ...` and `nlue translate backtranslate`: the quality loop after a translation run.
+
+nlue translate review export --task rte --out work              # review/sample.csv + RUBRIC.md
+nlue translate review import --task rte --out work --sheets reviewer1.csv reviewer2.csv
+nlue translate --task rte --source train.tsv ... --out work      # asks the batches sent back again
+nlue translate backtranslate --task rte --out work --mt-model ./opus-mt-ne-en
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from nlue.cli_support import (
+    accept_both_spellings,
+    add_logging_options,
+    configure_logging,
+    parse_or_exit_code,
+    run_command,
+)
+from nlue.errors import NlueError
+from nlue.registry.tasks import TASKS, get_task
+from nlue.registry.translation_sources import TRANSLATION_SOURCES
+from nlue.translate.backtranslate import DEFAULT_MIN_ROWS, DEFAULT_SHARE, backtranslate, backtranslation_dir
+from nlue.translate.output import output_path, work_dir
+from nlue.translate.review import DEFAULT_MAX_UNACCEPTABLE, export_review, import_review, review_dir
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    tasks = [name for name in TASKS if name in TRANSLATION_SOURCES]
+    parser.add_argument("--task", required=True, choices=tasks)
+    parser.add_argument("--out", type=Path, required=True, help="the folder `nlue translate --out` wrote")
+    parser.add_argument("--split", default="train", help="the split translated (%(default)s)")
+    add_logging_options(parser)
+
+
+def _sample(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--share", type=float, default=DEFAULT_SHARE, help="share of rows drawn (%(default)s)")
+    parser.add_argument("--min-rows", type=int, default=DEFAULT_MIN_ROWS, help="at least this many (%(default)s)")
+    parser.add_argument("--seed", type=int, default=42, help="seed of the draw (%(default)s)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nlue translate", description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    sub = parser.add_subparsers(dest="action", required=True)
+    review = sub.add_parser("review", help="export a review sample for native speakers, or import their verdicts")
+    steps = review.add_subparsers(dest="step", required=True)
+    export = steps.add_parser("export", help="write review/sample.csv and review/RUBRIC.md")
+    _common(export)
+    _sample(export)
+    verdicts = steps.add_parser("import", help="read filled sheets; send back batches with too many bad rows")
+    _common(verdicts)
+    verdicts.add_argument("--sheets", type=Path, nargs="+", required=True, help="filled copies of sample.csv")
+    verdicts.add_argument("--max-unacceptable", type=float, default=DEFAULT_MAX_UNACCEPTABLE,
+                          help="a batch with a larger share of unacceptable reviewed rows is sent back (%(default)s)")  # fmt: skip
+    back = sub.add_parser("backtranslate", help="back-translate a seeded sample with a second system; BLEU and chrF")
+    _common(back)
+    _sample(back)
+    back.add_argument("--mt-model", help="a local Nepali-to-English translation checkpoint")
+    back.add_argument("--src-lang", help="its source language code (NLLB: npi_Deva)")
+    back.add_argument("--tgt-lang", help="its target language token (NLLB: eng_Latn, M2M: __en__)")
+    back.add_argument("--device", help="cuda, cpu, ... (default: cuda when available)")
+    back.add_argument("--endpoint", help="or an OpenAI-compatible server's base URL")
+    back.add_argument("--model", help="the model name the server knows")
+    back.add_argument("--api-key-env", default="OPENAI_API_KEY")
+    back.add_argument("--concurrency", type=int, default=10)
+    return parser
+
+
+def _backtranslator(args: argparse.Namespace, folder: Path, quiet: bool):
+    from nlue.lm.journal import Journal
+
+    journal = Journal(folder / "journal.jsonl")
+    if args.mt_model:
+        from nlue.translate.mt import Seq2SeqTranslator
+
+        mt = Seq2SeqTranslator(
+            args.mt_model, journal, src_lang=args.src_lang, tgt_lang=args.tgt_lang, device=args.device,
+            show_progress=not quiet,
+        )  # fmt: skip
+        return mt.translate_texts, mt.name, journal
+    from nlue.lm.http import OpenAICompatibleLM
+    from nlue.translate.backtranslate import engine_back_translator
+
+    lm = OpenAICompatibleLM(
+        args.model, args.endpoint, api_key_env=args.api_key_env, concurrency=args.concurrency,
+        failed_generations="return", journal=journal, show_progress=not quiet,
+    )  # fmt: skip
+    return engine_back_translator(lm), lm.name, journal
+
+
+def run(args: argparse.Namespace) -> int:
+    task = get_task(args.task)
+    if args.split not in task.splits:
+        raise NlueError(f"split {args.split!r} is not one of {task.name}'s splits ({', '.join(task.splits)})")
+    output, work = output_path(args.out, task, args.split), work_dir(args.out, task, args.split)
+    if args.action == "review" and args.step == "export":
+        path = export_review(task, output, work, args.share, args.min_rows, args.seed)
+        print(f"review sheet: {path}\nrubric: {review_dir(work) / 'RUBRIC.md'}")
+        return 0
+    if args.action == "review":
+        summary = import_review(work, args.sheets, args.max_unacceptable)
+        print(f"{summary['rows_reviewed']} rows reviewed, {summary['rows_unacceptable']} unacceptable; "
+              f"batches sent back: {', '.join(summary['sent_back']) or 'none'}")  # fmt: skip
+        if summary["sent_back"]:
+            print("run the same nlue translate command again to translate them afresh")
+        return 0
+    if bool(args.mt_model) == bool(args.endpoint or args.model) or (args.endpoint and not args.model):
+        raise NlueError("give either --mt-model (a local model) or --endpoint and --model (a server)")
+    folder = backtranslation_dir(work)
+    translate, system, journal = _backtranslator(args, folder, getattr(args, "quiet", False))
+    with journal:
+        report = backtranslate(task, output, work, translate, system, args.share, args.min_rows, args.seed)
+    print(json.dumps({"system": system, **report["scores"]}, ensure_ascii=False))
+    print(f"report: {folder / 'report.json'}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `nlue translate review|backtranslate ...`; return the exit status."""
+    args = parse_or_exit_code(accept_both_spellings(build_parser()), sys.argv[1:] if argv is None else argv)
+    if isinstance(args, int):
+        return args
+    configure_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
+    return run_command("translate", lambda: run(args))
