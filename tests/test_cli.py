@@ -111,3 +111,13 @@ def test_every_command_has_working_help(command: str, capsys) -> None:
     assert code == 0
     out = capsys.readouterr().out
     assert "usage:" in out and "--" in out
+
+
+def test_quickstart_runs_end_to_end_on_the_sample(tmp_path: Path, capsys) -> None:
+    # Command 1 of the README: build the NLUE sample, load every config back, score the baselines.
+    # (Other benchmarks registered beside NLUE build into repos of their own and must not be asked for here.)
+    assert main(["quickstart", "--out", str(tmp_path / "build"), "--no-train"]) == 0
+    out = capsys.readouterr().out
+    loaded = [line for line in out.splitlines() if line.strip().startswith("load_dataset(")]
+    assert [line.split("'")[3] for line in loaded] == list(TASK_NAMES)
+    assert "Done." in out and (tmp_path / "build" / "nlue" / "README.md").is_file()
