@@ -355,6 +355,7 @@ OWN_PARSER_COMMANDS: dict[str, str] = {
     "export": "nlue.evals.export_cli",
     "translate": "nlue.translate.cli",
     "llm": "nlue.evals.llm_cli",
+    "idioms": "nlue.idioms.cli",
 }
 
 
@@ -374,6 +375,7 @@ def _add_hf_commands(sub: argparse._SubParsersAction) -> None:
     sub.add_parser("export", help="export the tasks for other tools (lm-evaluation-harness); `nlue export --help`")
     sub.add_parser("translate", help="translate English GLUE-format sources into Nepali; `nlue translate --help`")
     sub.add_parser("llm", help="evaluate a generative LLM: MCQ exams, NLUE by log-likelihood; `nlue llm --help`")
+    sub.add_parser("idioms", help="neDIOM: mine idiom contexts, annotate, draw the few-shot pool; `nlue idioms --help`")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from nlue.registry.mcq import MCQ_CITATION, MCQ_TASKS
+from nlue.registry.nediom import NEDIOM_CITATION, NEDIOM_TASKS
 from nlue.registry.nlue import NLUE_CITATION, NLUE_TASKS
 from nlue.registry.spec import TaskSpec
 
@@ -36,9 +37,10 @@ class Benchmark:
 
 NLUE = Benchmark("nlue", "NLUE: Nepali Language Understanding Evaluation", NLUE_CITATION, NLUE_TASKS)
 MCQ = Benchmark("mcq", "Native-language multiple-choice exams (UrduMMLU protocol)", MCQ_CITATION, MCQ_TASKS)
+NEDIOM = Benchmark("nediom", "neDIOM: Nepali idioms in context", NEDIOM_CITATION, NEDIOM_TASKS)
 
-_BENCHMARKS: dict[str, Benchmark] = {NLUE.name: NLUE, MCQ.name: MCQ}
-_TASKS: dict[str, TaskSpec] = {task.name: task for benchmark in (NLUE, MCQ) for task in benchmark.tasks}
+_BENCHMARKS: dict[str, Benchmark] = {NLUE.name: NLUE, MCQ.name: MCQ, NEDIOM.name: NEDIOM}
+_TASKS: dict[str, TaskSpec] = {task.name: task for benchmark in (NLUE, MCQ, NEDIOM) for task in benchmark.tasks}
 
 BENCHMARKS: MappingProxyType[str, Benchmark] = MappingProxyType(_BENCHMARKS)
 TASKS: MappingProxyType[str, TaskSpec] = MappingProxyType(_TASKS)

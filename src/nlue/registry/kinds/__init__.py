@@ -18,12 +18,13 @@ from nlue.registry.kinds.base import (
     TaskKind,
 )
 from nlue.registry.kinds.classification import CLASSIFICATION
+from nlue.registry.kinds.idiomaticity import IDIOMATICITY
 from nlue.registry.kinds.mask_fill import MASK_FILL
 from nlue.registry.kinds.multiple_choice import MULTIPLE_CHOICE
 from nlue.registry.kinds.regression import REGRESSION
 
 KINDS: MappingProxyType[str, TaskKind] = MappingProxyType(
-    {k.name: k for k in (CLASSIFICATION, REGRESSION, MASK_FILL, MULTIPLE_CHOICE)}
+    {k.name: k for k in (CLASSIFICATION, REGRESSION, MASK_FILL, MULTIPLE_CHOICE, IDIOMATICITY)}
 )
 
 # What the paper defines and what this package adds, said the same way everywhere (README, cards, Space, results).

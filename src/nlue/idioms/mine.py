@@ -1,0 +1,229 @@
+"""Mining candidate contexts for a list of idioms from a corpus (neDIOM's collection step, facts §3).
+
+For every document, in corpus order: find the idioms' truncated prefixes
+(:mod:`nlue.idioms.prefix`), split the document into sentences
+(:mod:`nlue.idioms.sentences`) and write one candidate per hit: the idiom, the sentence
+holding it (S2), the sentences before and after it in the same document (S1, S3; empty at
+the document's edges), the hit's span as offsets and as the paper's ``###`` position
+field, the matched text and the document's id. Annotators then label each candidate I,
+L or NA and correct the span (:mod:`nlue.idioms.annotate`).
+
+Speed and memory: a document is first searched for the idioms' first words with one
+compiled alternation (most documents hold none and cost one scan); only a document with
+a first word is split into sentences and matched against the patterns of those idioms.
+Candidates are written as they are found; what grows with the corpus is an 8-byte
+fingerprint per distinct candidate, which drops repeats (web crawls repeat pages).
+
+Output (deterministic: the same idioms and corpus give the same bytes), in ``out``:
+``candidates.jsonl`` (ids ``cand-<hash of idiom, S1, S2, S3 and span>``) and
+``mining_report.json`` (documents and sentences read, candidates and repeats, hits per
+idiom, idioms never found). Both are written beside their place and moved there when done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import tempfile
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from nlue.data.normalize import normalize_text
+from nlue.errors import NlueError
+from nlue.idioms.corpus import Corpus, Document
+from nlue.idioms.position import mark_position
+from nlue.idioms.prefix import WORD_CHARS, IdiomPattern, compile_idiom
+from nlue.idioms.sentences import split_sentences
+
+logger = logging.getLogger(__name__)
+
+CANDIDATES_NAME = "candidates.jsonl"
+REPORT_NAME = "mining_report.json"
+
+
+def read_idioms(path: Path) -> list[str]:
+    """The idioms of a list file: one per line, normalised; blank lines and ``#`` comments skipped."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise NlueError(f"{path}: idiom list not found") from None
+    except UnicodeDecodeError:
+        raise NlueError(f"{path}: the idiom list is not UTF-8 text") from None
+    idioms: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        idiom = normalize_text(line.split("#", 1)[0])
+        if not idiom:
+            continue
+        if len(idiom.split()) < 2:
+            raise NlueError(f"{path}: line {number}: {idiom!r}: an idiom needs at least two words")
+        if idiom not in idioms:
+            idioms.append(idiom)
+    if not idioms:
+        raise NlueError(f"{path}: no idioms listed")
+    return idioms
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One idiom found in one sentence: the sentence's index and the marked span in it."""
+
+    idiom: str
+    sentence: int
+    start: int
+    end: int
+
+
+class Matcher:
+    """The truncated-prefix patterns of a list of idioms, indexed by their first word."""
+
+    def __init__(self, idioms: Sequence[str], suppletive: bool = True) -> None:
+        self.idioms = list(idioms)
+        self.patterns: dict[str, list[IdiomPattern]] = {}
+        for idiom in self.idioms:
+            pattern = compile_idiom(idiom, suppletive)
+            self.patterns.setdefault(pattern.first_word, []).append(pattern)
+        words = sorted(self.patterns, key=lambda w: (-len(w), w))
+        self._first_words = re.compile(rf"(?<![\w{WORD_CHARS}])(?:{'|'.join(map(re.escape, words))})(?=[^\S\n])")
+
+    def has_first_word(self, text: str) -> bool:
+        return self._first_words.search(text) is not None
+
+    def hits(self, sentences: Sequence[str]) -> Iterator[Hit]:
+        """Every hit, by sentence, then position, then the idioms' listed order."""
+        for index, sentence in enumerate(sentences):
+            found = []
+            for word in self._first_words.finditer(sentence):
+                for pattern in self.patterns[word.group()]:
+                    span = pattern.match_at(sentence, word.start())
+                    if span is not None:
+                        found.append(Hit(pattern.idiom, index, *span))
+            order = {idiom: n for n, idiom in enumerate(self.idioms)}
+            yield from sorted(found, key=lambda h: (h.start, order[h.idiom]))
+
+
+@dataclass
+class MiningReport:
+    documents: int = 0
+    documents_with_hits: int = 0
+    sentences: int = 0  # in documents holding a first word (the others are not split)
+    candidates: int = 0
+    repeats: int = 0
+    hits: Counter[str] = field(default_factory=Counter)
+
+    def to_dict(self, idioms: Sequence[str]) -> dict[str, Any]:
+        return {
+            "documents": self.documents,
+            "documents_with_hits": self.documents_with_hits,
+            "sentences_split": self.sentences,
+            "candidates": self.candidates,
+            "repeats_dropped": self.repeats,
+            "idioms": len(idioms),
+            "idioms_found": sum(1 for i in idioms if self.hits[i]),
+            "candidates_per_idiom": {i: self.hits[i] for i in idioms},
+            "idioms_not_found": [i for i in idioms if not self.hits[i]],
+        }
+
+
+def candidate(idiom: str, sentences: Sequence[str], hit: Hit, document: str) -> dict[str, Any]:
+    """One candidate record for the annotators (see the module docstring)."""
+    s2 = sentences[hit.sentence]
+    s1 = sentences[hit.sentence - 1] if hit.sentence > 0 else ""
+    s3 = sentences[hit.sentence + 1] if hit.sentence + 1 < len(sentences) else ""
+    key = "\x1f".join((idiom, s1, s2, s3, str(hit.start))).encode()
+    return {
+        "id": f"cand-{hashlib.blake2b(key, digest_size=8).hexdigest()}",
+        "idiom": idiom,
+        "S1": s1,
+        "S2": s2,
+        "S3": s3,
+        "position": mark_position(s2, hit.start, hit.end),
+        "span_start": hit.start,
+        "span_end": hit.end,
+        "matched": s2[hit.start : hit.end],
+        "document": document,
+    }
+
+
+def mine_documents(matcher: Matcher, documents: Iterable[Document], report: MiningReport) -> Iterator[dict[str, Any]]:
+    """The distinct candidates of ``documents`` in corpus order; counts go to ``report``."""
+    seen: set[bytes] = set()
+    for document in documents:
+        report.documents += 1
+        text = document.text
+        if not unicodedata.is_normalized("NFC", text):
+            text = unicodedata.normalize("NFC", text)
+        if not matcher.has_first_word(text):
+            continue
+        sentences = split_sentences(text)
+        report.sentences += len(sentences)
+        found = False
+        for hit in matcher.hits(sentences):
+            record = candidate(hit.idiom, sentences, hit, document.id)
+            digest = hashlib.blake2b(record["id"].encode(), digest_size=8).digest()
+            if digest in seen:
+                report.repeats += 1
+                continue
+            seen.add(digest)
+            found = True
+            report.candidates += 1
+            report.hits[hit.idiom] += 1
+            yield record
+        report.documents_with_hits += found
+
+
+def mine(
+    idioms: Sequence[str], corpus: Corpus, out: Path, suppletive: bool = True, show_progress: bool = True
+) -> dict[str, Any]:
+    """Mine ``corpus`` for ``idioms`` into ``out`` (see the module docstring); returns the report."""
+    matcher = Matcher(idioms, suppletive)
+    report = MiningReport()
+    out.mkdir(parents=True, exist_ok=True)
+    bar = tqdm(
+        total=corpus.total_bytes, unit="B" if corpus.total_bytes else " docs", unit_scale=True,
+        desc=f"mining {corpus.name}", disable=not show_progress,
+    )  # fmt: skip
+    handle, tmp = tempfile.mkstemp(prefix=f".{CANDIDATES_NAME}.", dir=out)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as sink:
+            for record in mine_documents(matcher, _with_progress(corpus, bar), report):
+                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+        os.replace(tmp, out / CANDIDATES_NAME)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    finally:
+        bar.close()
+    summary = report.to_dict(matcher.idioms)
+    _write_json(out / REPORT_NAME, summary)
+    logger.info("%d documents, %d candidates (%d repeats dropped) -> %s", report.documents, report.candidates,
+                report.repeats, out)  # fmt: skip
+    return summary
+
+
+def _with_progress(corpus: Corpus, bar: tqdm) -> Iterator[Document]:
+    last = 0
+    for document in corpus.documents():
+        yield document
+        now = corpus.position()
+        bar.update(now - last if corpus.total_bytes else 1)
+        last = now
+
+
+def _write_json(path: Path, data: Any) -> None:
+    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as sink:
+            sink.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,135 @@
+"""neDIOM, the Nepali idiom benchmark, as data: its task, citation, the paper's Table 3 and our decisions.
+
+Facts come from the neDIOM paper (Pokharel and Agrawal; digest ``shared/nediom_facts.md``);
+descriptions are our own words. One task, ``nediom``, of kind ``idiomaticity``
+(:mod:`nlue.registry.kinds.idiomaticity` decides its fields, row rules, input variants and
+card). The paper released no files, URL or licence; the package ships a sample of its own.
+
+Decisions on the facts file's ambiguities (§8), said once here and on the card:
+
+* 5 (which items train): the pool is drawn per label with a seed over whole idioms (no
+  idiom in both splits); the 5-shot set is nested in the 10-shot set (:mod:`nlue.idioms.split`).
+* 6 (inputs): one space between sentences, the idiom first as its own segment, markers
+  never shown (:func:`nlue.registry.kinds.idiomaticity.variant_input`).
+* 9 (Table 1's इन्तु न चिन्तु item labelled L): kept as printed here; our sample labels
+  its own items by their sense.
+* 10 (multi-word prefixes, marker convention): every word but the last in full, the last
+  cut to its first letter (:mod:`nlue.idioms.prefix`); the span runs from the idiom's first
+  word through the inflected form of its last word, and words after it (``सक्छ`` in
+  ``काट्न सक्छ``) stay outside. The idiom's own last word stays inside even when it is हुनु:
+  Table 1's इन्तु न चिन्तु item leaves ``छन्`` outside, our sample keeps the form of हुनु in.
+* 11 (release format): the columns below, a ``position`` field in the paper's ``###``
+  form on input, offsets in the built dataset; NA items are not part of it.
+
+The remaining ambiguities (1-4, 7, 8: prompts, verbalisers, fine-tuning details,
+checkpoints, missing cells) belong to the evaluators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from nlue.registry.kinds import get_kind
+from nlue.registry.spec import TaskSpec
+
+NEDIOM_CITATION = """@inproceedings{pokharel-agrawal-nediom,
+  title  = {neDIOM: Dataset and Analysis of Nepali Idioms},
+  author = {Pokharel, Rhitabrat and Agrawal, Ameeta},
+  note   = {Department of Computer Science, Portland State University}
+}"""
+PAPER_IDIOMATIC, PAPER_LITERAL = 408, 118
+PAPER_POOL_SIZE, PAPER_TEST_SIZE = 20, 506
+SHOTS_PER_LABEL: tuple[int, ...] = (5, 10)
+DEFAULT_POOL_SEED = 42
+PRIMARY_NOTE = (
+    "macro-F1 over the two labels: the paper's one metric for neDIOM (accuracy is reported beside it by nlue)"
+)
+
+
+@dataclass(frozen=True)
+class IdiomSpec(TaskSpec):
+    """The neDIOM task: a TaskSpec whose primary metric is the paper's own (macro-F1)."""
+
+    @property
+    def primary_note(self) -> str:
+        return PRIMARY_NOTE
+
+    @property
+    def primary_is_paper_defined(self) -> bool:
+        return True
+
+
+_KIND = get_kind("idiomaticity")
+_TOTAL = PAPER_IDIOMATIC + PAPER_LITERAL
+
+NEDIOM_TASKS: tuple[IdiomSpec, ...] = (
+    IdiomSpec(
+        name="nediom",
+        title="neDIOM: Nepali idioms, idiomatic or literal",
+        category="idiomaticity",
+        problem_type=_KIND.name,
+        description=(
+            "Decide whether a Nepali idiom is used in its idiomatic or its literal sense, from the sentence that "
+            "holds it (S2), optionally the sentences before (S1) and after (S3) it, and optionally the idiom itself: "
+            "eight input variants."
+        ),
+        input_fields=("idiom", "S1", "S2", "S3"),
+        label_field="label",
+        label_names=("idiomatic", "literal"),
+        metrics=_KIND.metrics,
+        primary_metric=_KIND.primary_metric,
+        paper_train_size=PAPER_POOL_SIZE,
+        paper_test_size=PAPER_TEST_SIZE,
+        paper_total_size=_TOTAL,
+        class_balance=MappingProxyType({"idiomatic": PAPER_IDIOMATIC / _TOTAL, "literal": PAPER_LITERAL / _TOTAL}),
+        domains=("web text (OSCAR-2201, Nepali)",),
+        sources=(
+            "neDIOM (Pokharel and Agrawal): 296 idioms from the web and a Nepali grammar book, contexts mined from "
+            "OSCAR-2201's Nepali documents, labelled by two annotators and reviewed by a third",
+        ),
+        label_notes=(
+            "a ClassLabel, 0 = idiomatic (the paper's I), 1 = literal (L); the paper's NA items (incoherent "
+            "contexts) are not part of the dataset."
+        ),
+        hub_task_id="multi-class-classification",
+        citation=NEDIOM_CITATION,
+        benchmark="nediom",
+        field_hints=MappingProxyType(
+            {"idiom": "the idiom in citation form, e.g. डाँडो काट्नु", "S2": "the sentence that holds the idiom"}
+        ),
+    ),
+)
+
+# ------------------------------------------------------------------ Table 3 of the paper, as printed (macro-F1)
+TABLE3_SETTINGS: tuple[str, ...] = ("zero-shot", "5-shot", "10-shot")
+TABLE3_MODELS: tuple[str, ...] = (
+    "XLM-R", "BLOOM-560m", "BLOOM-1b1", "BLOOM-3b", "BLOOM-7b", "Llama2-7b", "GPT-3.5",
+)  # fmt: skip
+# Per context, per model: (ZS with, ZS without, 5 with, 5 without, 10 with, 10 without); None = not run.
+_T3 = """
+S2|.44 .18 .50 .44 .44 .19|.50 .52 .44 .52 .47 .18|.50 .50 .44 .19 .47 .19|.46 .37 .19 .44 .44 .20|.44 .44 - - - -|.44 .19 - - - -|.50 .47 .47 .51 .52 .50
+S1+S2|.44 .44 .23 .47 .44 .46|.29 .35 .18 .47 .33 .44|.48 .51 .46 .44 .18 .19|.38 .34 .46 .45 .20 .20|.19 .32 - - - -|.44 .18 - - - -|.53 .48 .44 .4 .56 .47
+S2+S3|.44 .44 .18 .51 .44 .46|.28 .33 .42 .44 .2 .44|.47 .47 .46 .18 .44 .22|.34 .33 .43 .43 .18 .18|.44 .44 - - - -|.17 .44 - - - -|.46 .47 .44 .51 .44 .50
+S1+S2+S3|.44 .44 .18 .53 .44 .50|.25 .31 .20 .18 .31 .54|.47 .48 .44 .18 .45 .32|.31 .30 .18 .18 - -|.19 .44 - - - -|- - - - - -|.51 .49 .55 .53 .55 .54
+"""
+
+
+def _table3() -> Mapping[str, Mapping[str, tuple[float | None, ...]]]:
+    table: dict[str, Mapping[str, tuple[float | None, ...]]] = {}
+    for line in _T3.strip().splitlines():
+        context, *cells = line.split("|")
+        if len(cells) != len(TABLE3_MODELS):
+            raise ValueError(f"Table 3 row {context!r} has {len(cells)} models, expected {len(TABLE3_MODELS)}")
+        table[context] = MappingProxyType(
+            {
+                m: tuple(None if v == "-" else float(v) for v in c.split())
+                for m, c in zip(TABLE3_MODELS, cells, strict=True)
+            }
+        )
+    return MappingProxyType(table)
+
+
+TABLE3: Mapping[str, Mapping[str, tuple[float | None, ...]]] = _table3()
+"""Macro-F1 by context, then model: (ZS w/, ZS w/o, 5-shot w/, 5-shot w/o, 10-shot w/, 10-shot w/o)."""
