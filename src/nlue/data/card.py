@@ -296,6 +296,18 @@ def _config_section(cfg: ConfigReport, options: BuildOptions) -> str:
     return "\n".join(lines)
 
 
+def _carving_sentence(configs: Mapping[str, ConfigReport], options: BuildOptions) -> str:
+    """What happens to a config without a validation split: only kinds that train carve one from train."""
+    carving = [name for name, cfg in configs.items() if cfg.task.kind.carves_validation]
+    if not carving:
+        return ""
+    which = "" if len(carving) == len(configs) else f" (configs {', '.join(f'`{c}`' for c in carving)})"
+    return (
+        f" When a source has no validation split{which}, a stratified {100 * options.validation_fraction:.0f}% "
+        "of train is held out with the seed above."
+    )
+
+
 def _processing_section(configs: Mapping[str, ConfigReport], options: BuildOptions) -> str:
     rules = "\n".join(line for line in (NORMALIZATION_RULES or "").splitlines() if line.startswith(("*", "  ")))
     lines = [
@@ -316,8 +328,8 @@ def _processing_section(configs: Mapping[str, ConfigReport], options: BuildOptio
             else "The test set is kept as released: its items that also occur in train or validation, and its "
             'repeats, are counted under each config\'s "Overlap between splits", not removed.'
         )
-        + f" {NEAR_DUPLICATE_RULES} When a source has no validation split, a stratified "
-        f"{100 * options.validation_fraction:.0f}% of train is held out with the seed above.",
+        + f" {NEAR_DUPLICATE_RULES}"
+        + _carving_sentence(configs, options),
         "",
         "| config | split | read | kept | rejected | duplicates removed | leaked, removed | dropped by label map |",
         "|---|---|---|---|---|---|---|---|",
