@@ -50,6 +50,17 @@ def exam_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
     return build_repo(task_sources_from_folder(sample_data_dir(), ["mcq_ne", "mcq_ur"]), out, options)
 
 
+@pytest.fixture(scope="session")
+def nediom_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
+    """The embedded neDIOM sample built once: its own benchmark, so its own repo."""
+    from nlue.registry.nediom import NEDIOM_TASKS
+
+    task = NEDIOM_TASKS[0]
+    out = tmp_path_factory.mktemp("nediom-build")
+    options = BuildOptions(name=task.benchmark, is_sample=True, license="apache-2.0", show_progress=False)
+    return build_repo(task_sources_from_folder(sample_data_dir(), [task.name]), out, options)
+
+
 def _write_csv(path: Path, header: list[str], rows: Iterable[Iterable[object]], delimiter: str = ",") -> Path:
     with path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, delimiter=delimiter)

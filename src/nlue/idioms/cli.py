@@ -6,15 +6,19 @@
     nlue idioms annotate-import ... --adjudication agreed/disagreements.csv   # once the adjudicator filled it in
     nlue idioms split --input agreed/items.jsonl --out sources/nediom
     nlue build --source sources --configs nediom --name nediom --out build
+    nlue idioms eval --model bigscience/bloom-560m --dataset build/nediom --setting zero-shot --context all --idiom both
+    nlue idioms eval --model FacebookAI/xlm-roberta-base --dataset build/nediom --setting 5-shot 10-shot --seeds 5
 
 Every command writes its outputs whole or not at all (beside their place, then moved),
 and a JSON report beside them. ``split`` writes ``train.jsonl`` (the few-shot pool) and
-``test.jsonl``, a config folder ``nlue build --source`` reads.
+``test.jsonl``, a config folder ``nlue build --source`` reads. ``eval`` scores a model on the
+input variants (:mod:`nlue.idioms.evaluate`) and prints them in the paper's Table 3 shape.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 from collections.abc import Sequence
@@ -32,10 +36,13 @@ from nlue.data.sources import read_records
 from nlue.errors import NlueError
 from nlue.idioms.annotate import export_sheets, import_annotations, write_disagreements
 from nlue.idioms.corpus import open_corpus
+from nlue.idioms.evaluate import CONTEXT_CHOICES, DEFAULT_SEEDS, IDIOM_CHOICES, SETTINGS
+from nlue.idioms.few_shot import FewShotSettings
 from nlue.idioms.mine import CANDIDATES_NAME, REPORT_NAME, mine, read_idioms
 from nlue.idioms.split import draw_pool
+from nlue.idioms.zero_shot import SCORERS
 from nlue.pipelines.mcq_cli import write_json
-from nlue.registry.nediom import DEFAULT_POOL_SEED, SHOTS_PER_LABEL
+from nlue.registry.nediom import DEFAULT_POOL_SEED, NEDIOM_PROMPTS, NEDIOM_TASKS, SHOTS_PER_LABEL
 
 logger = logging.getLogger(__name__)
 
@@ -82,9 +89,109 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, required=True, help="a config folder: <sources>/<config>")
     s.add_argument("--per-label", type=int, default=max(SHOTS_PER_LABEL), help="pool items per label (%(default)s)")
     s.add_argument("--seed", type=int, default=DEFAULT_POOL_SEED)
-    for command in (m, e, i, s):  # the logging flags after the action's name too
+    v = add_eval_parser(sub)
+    for command in (m, e, i, s, v):  # the logging flags after the action's name too
         add_logging_options(command, quiet_help="no progress bar; warnings and errors only")
     return parser  # fmt: skip
+
+
+def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
+    """`nlue idioms eval`: which model, data, settings and variants; how zero-shot asks and few-shot trains."""
+    v = sub.add_parser("eval", help="idiomaticity detection over the 8 input variants: zero-shot, 5-shot, 10-shot")
+    v.add_argument("--model", required=True, help="a local folder or Hub id (with --endpoint: the served name)")
+    v.add_argument(
+        "--dataset",
+        help="a built neDIOM repo, a Hub id, or a folder of train/test source files "
+        "(`nlue idioms split`); default: the embedded SAMPLE",
+    )
+    v.add_argument("--setting", nargs="+", choices=SETTINGS, required=True, help="one or more settings")
+    v.add_argument("--context", nargs="+", choices=CONTEXT_CHOICES, default=["all"], help="default: all")
+    v.add_argument("--idiom", choices=tuple(IDIOM_CHOICES), default="both", help="idiom in the input (%(default)s)")
+    v.add_argument(
+        "--seeds",
+        type=int,
+        default=DEFAULT_SEEDS,
+        help="few-shot runs per variant (%(default)s), seeds "
+        "--seed, --seed+1, ...: same training items, another initialisation and batch order",
+    )
+    v.add_argument("--seed", type=int, default=DEFAULT_POOL_SEED, help="first training seed; bootstrap seed")
+    v.add_argument("--results-dir", type=Path, default=Path("results"), help="default: %(default)s")
+    v.add_argument("--name", help="results folder prefix (default: the model's folder name or id)")
+    v.add_argument("--limit", type=int, help="only the first N test items (a quick look, not a score)")
+    v.add_argument("--bootstrap-resamples", "--bootstrap", type=int, default=1000, help="0: no intervals")
+    z = v.add_argument_group("zero-shot")
+    z.add_argument("--prompt-language", choices=tuple(NEDIOM_PROMPTS), default="en", help="default %(default)s")
+    z.add_argument(
+        "--scorer",
+        choices=("auto", *SCORERS),
+        default="auto",
+        help="causal LM (next-word) or masked LM (mask slot); auto reads the config",
+    )
+    z.add_argument("--endpoint", help="an OpenAI-compatible server's base URL (a causal LM)")
+    z.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the API key (%(default)s)")
+    z.add_argument("--device", help="cuda, cpu, mps (default: the best there is)")
+    z.add_argument("--dtype", default="auto", help="causal LM: auto (bf16 on CUDA), float32, bfloat16, float16")
+    z.add_argument("--batch-size", type=int, default=16, help="scoring batch size (%(default)s)")
+    z.add_argument("--journal", type=Path, help="causal LM answers (default <results-dir>/journals/<model>.jsonl)")
+    f = v.add_argument_group("few-shot fine-tuning")
+    defaults = FewShotSettings()
+    f.add_argument("--epochs", type=float, default=defaults.epochs, help="%(default)s, the paper's")
+    f.add_argument("--learning-rate", type=float, default=defaults.learning_rate, help="%(default)s (ours)")
+    f.add_argument("--train-batch-size", type=int, default=defaults.batch_size, help="%(default)s (ours)")
+    f.add_argument("--max-seq-length", type=int, default=defaults.max_seq_length, help="%(default)s")
+    return v  # fmt: skip
+
+
+def _zero_shot_factory(args: argparse.Namespace, stack: contextlib.ExitStack) -> Any:
+    """Builds the zero-shot scorer when first needed, so that bad data is reported before a model loads."""
+
+    def build() -> Any:
+        from nlue.idioms.zero_shot import CausalLabelScorer, MaskedLabelScorer, detect_scorer
+
+        kind = "causal" if args.endpoint else args.scorer
+        kind = detect_scorer(args.model) if kind == "auto" else kind
+        if kind == "masked":
+            return MaskedLabelScorer(args.model, device=args.device, batch_size=args.batch_size)
+        from nlue.evals.llm_cli import build_model
+        from nlue.lm.journal import Journal
+        from nlue.results import model_slug
+
+        path = args.journal or args.results_dir / "journals" / f"{model_slug(args.model)}.jsonl"
+        journal = stack.enter_context(Journal(path))  # closed when the command ends, however it ends
+        args.concurrency, args.timeout = 10, 120.0  # build_model's HTTP settings: the `nlue llm` defaults
+        return CausalLabelScorer(build_model(args, journal))
+
+    return build
+
+
+def run_eval_command(args: argparse.Namespace) -> int:
+    from nlue.idioms.evaluate import EvalRequest, run_eval, select_variants
+    from nlue.idioms.table import table3_text, variant_text
+    from nlue.results import model_slug
+
+    if args.seeds < 1 or args.batch_size < 1 or args.train_batch_size < 1:
+        raise NlueError("--seeds, --batch-size and --train-batch-size must be at least 1")
+    task = NEDIOM_TASKS[0]
+    stack = contextlib.ExitStack()
+    few_shot = FewShotSettings(args.epochs, args.learning_rate, args.train_batch_size, args.max_seq_length)
+    request = EvalRequest(
+        model=args.model, task=task, settings=list(dict.fromkeys(args.setting)),
+        variants=select_variants(args.context, args.idiom), results_dir=args.results_dir,
+        name=args.name or model_slug(args.model), dataset=args.dataset, language=args.prompt_language,
+        seeds=[args.seed + i for i in range(args.seeds)], few_shot=few_shot,
+        bootstrap_resamples=args.bootstrap_resamples, seed=args.seed, limit=args.limit,
+        zero_shot=_zero_shot_factory(args, stack),
+    )  # fmt: skip
+    with stack:
+        report = run_eval(request)
+    sample = " (SAMPLE DATA: these scores mean nothing about the model)" if report.is_sample else ""
+    print(f"{task.name}: macro-F1 on {report.test_items} test items{sample}; zero-shot: summed log-likelihood "
+          f"(primary), few-shot: mean±sd over {args.seeds} seed(s); [95% bootstrap interval]\n")  # fmt: skip
+    print(table3_text(report.cells, report.floors, request.name))
+    print()
+    print(variant_text(report.cells, report.floors))
+    print(f"\n{len(report.paths)} results files under {args.results_dir}")
+    return 0
 
 
 def _items(path: Path) -> list[dict[str, Any]]:
@@ -95,6 +202,8 @@ def _items(path: Path) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "eval":
+        return run_eval_command(args)
     if args.action == "mine":
         corpus = open_corpus(args.corpus, args.text_column, args.line_documents, args.corpus_config, args.corpus_split)
         report = mine(read_idioms(args.idioms), corpus, args.out, args.suppletive, show_progress=not args.quiet)

@@ -22,7 +22,9 @@ Decisions on the facts file's ambiguities (§8), said once here and on the card:
   form on input, offsets in the built dataset; NA items are not part of it.
 
 The remaining ambiguities (1-4, 7, 8: prompts, verbalisers, fine-tuning details,
-checkpoints, missing cells) belong to the evaluators.
+checkpoints, missing cells) belong to the evaluators: the prompts and label words are
+:data:`NEDIOM_PROMPTS` below, the scoring rules :mod:`nlue.idioms.zero_shot` and
+:mod:`nlue.idioms.few_shot`.
 """
 
 from __future__ import annotations
@@ -133,3 +135,45 @@ def _table3() -> Mapping[str, Mapping[str, tuple[float | None, ...]]]:
 
 TABLE3: Mapping[str, Mapping[str, tuple[float | None, ...]]] = _table3()
 """Macro-F1 by context, then model: (ZS w/, ZS w/o, 5-shot w/, 5-shot w/o, 10-shot w/, 10-shot w/o)."""
+
+
+# ------------------------------------------------------------------ zero-shot prompts (ours; the paper gives none)
+@dataclass(frozen=True)
+class IdiomPrompt:
+    """How neDIOM is put to a language model in one language: our own words (facts §8, ambiguity 1).
+
+    The prompt is the instruction (one for the variants that give the idiom, one for those
+    that do not), the idiom on its own labelled line when given, the context on a labelled
+    line, then the answer cue; each of ``label_words`` (label id order: idiomatic, literal)
+    is scored as the continuation after the cue (causal LMs) or at a mask slot there (masked LMs).
+    """
+
+    instruction_with_idiom: str
+    instruction_without_idiom: str
+    idiom_label: str
+    context_label: str
+    answer_cue: str
+    label_words: tuple[str, str]
+
+
+NEDIOM_PROMPTS: Mapping[str, IdiomPrompt] = MappingProxyType(
+    {
+        "en": IdiomPrompt(
+            "In the text below, is the given idiom meant figuratively (idiomatic) or word for word (literal)?",
+            "In the text below, is the multiword expression meant figuratively (idiomatic) or word for word (literal)?",
+            "Idiom",
+            "Text",
+            "Answer:",
+            ("idiomatic", "literal"),
+        ),
+        "ne": IdiomPrompt(
+            "तलको पाठमा दिइएको टुक्का लाक्षणिक अर्थमा आएको छ कि शाब्दिक अर्थमा?",
+            "तलको पाठमा आएको टुक्का लाक्षणिक अर्थमा आएको छ कि शाब्दिक अर्थमा?",
+            "टुक्का",
+            "पाठ",
+            "उत्तर:",
+            ("लाक्षणिक", "शाब्दिक"),
+        ),
+    }
+)
+"""Zero-shot prompts by language code; the label words follow the label ids (0 idiomatic, 1 literal)."""
