@@ -28,7 +28,6 @@ from nlue.registry.tasks import TASK_NAMES, TASKS, get_task
 from nlue.results import model_slug, read_results
 from nlue.scoring import NlueScore, nlue_score, primary_score
 from nlue.space import columns as cols
-from nlue.space.exam_board import is_exam
 
 logger = logging.getLogger(__name__)
 
@@ -202,8 +201,8 @@ def result_rows(results_dir: Path) -> Leaderboard:
     read: set[Path] = set()
     for path, data in read_results(root):
         read.add(path)
-        if is_exam(str(data.get("task"))):  # scored per domain and prompt: the exams' own table
-            continue
+        if str(data.get("task")) in TASKS and str(data.get("task")) not in TASK_NAMES:
+            continue  # another benchmark's task (the exams, neDIOM): shown in a table of its own
         try:
             run = _parse_run(path, data)
         except ValueError as exc:

@@ -1,0 +1,136 @@
+"""neDIOM's leaderboard: one row per model and setting, one column per input variant (8), macro-F1.
+
+`nlue idioms eval` writes one results file per variant and setting
+(``<name>__<setting>__v<N>-.../nediom.json``, the cell's coordinates in ``details``);
+this table puts them back together in the shape of the paper's Table 3 turned on its side:
+the 8 variants as columns, our runs first, then the always-idiomatic and always-literal
+floors of the test labels our runs used (a model on a floor answers one class only), then
+the paper's seven models as printed (its Table 3; "-" where it has no result). Few-shot
+cells are the mean over training seeds with their sd. An unreadable file is skipped and
+reported.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from nlue.registry.kinds.idiomaticity import VARIANTS, IdiomaticityKind
+from nlue.registry.nediom import TABLE3, TABLE3_SETTINGS
+from nlue.registry.tasks import TASKS
+from nlue.results import read_results
+
+logger = logging.getLogger(__name__)
+
+VARIANT_COLUMNS: tuple[str, ...] = tuple(f"v{v.number} {v.name}" for v in VARIANTS)
+COLUMNS: tuple[str, ...] = ("model", "kind", "setting", *VARIANT_COLUMNS, "data")
+LEGEND = (
+    "**neDIOM (idioms).** Macro-F1 of idiomatic vs literal for each of the paper's 8 inputs "
+    "(context window, with or without the idiom); one row per model and setting (zero-shot; 5 or 10 "
+    "training items per label). Few-shot cells are the mean over training seeds ± their sd. The "
+    "`floor` rows answer one class always: a model on a floor has learnt nothing. Rows of kind "
+    "`paper` are the neDIOM paper's Table 3 as printed; runs on the embedded sample are marked ⚠ and "
+    "say nothing about a model."
+)
+
+
+def is_idiom_task(task_name: str) -> bool:
+    task = TASKS.get(task_name)
+    return task is not None and isinstance(task.kind, IdiomaticityKind)
+
+
+@dataclass
+class NediomBoard:
+    rows: list[dict[str, Any]]
+    skipped: list[str] = field(default_factory=list)
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows, columns=list(COLUMNS))
+
+
+def _column(variant: Mapping[str, Any]) -> str:
+    number = int(variant["number"])
+    match = [name for name in VARIANT_COLUMNS if name.startswith(f"v{number} ")]
+    if not match:
+        raise ValueError(f"variant number {number} is not one of the 8")
+    return match[0]
+
+
+def _cell(metrics: Mapping[str, Any]) -> str:
+    value = metrics.get("macro_f1")
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        raise ValueError("its metrics have no macro_f1")
+    sd = metrics.get("macro_f1_sd")
+    return f"{value:.2f} ± {sd:.2f}" if isinstance(sd, int | float) and math.isfinite(sd) else f"{value:.2f}"
+
+
+def paper_rows() -> list[dict[str, Any]]:
+    """Table 3 as printed: per model and setting, the 8 variants (None where the paper ran nothing)."""
+    models = list(next(iter(TABLE3.values())))
+    rows = []
+    for model in models:
+        for index, setting in enumerate(TABLE3_SETTINGS):
+            cells = {}
+            for variant, column in zip(VARIANTS, VARIANT_COLUMNS, strict=True):
+                value = TABLE3[variant.context][model][2 * index + (0 if variant.with_idiom else 1)]
+                cells[column] = "-" if value is None else f"{value:.2f}"
+            rows.append({"model": model, "kind": "paper", "setting": setting, **cells, "data": "neDIOM test (paper)"})
+    return rows
+
+
+def result_rows(results_dir: Path) -> NediomBoard:
+    """Our neDIOM runs: files grouped by run name and setting, the newest file per variant."""
+    root = Path(results_dir)
+    runs: dict[tuple[str, str], dict[str, Any]] = {}
+    newest: dict[tuple[str, str, str], str] = {}
+    floors: dict[str, Mapping[str, float]] = {}
+    skipped: list[str] = []
+    for path, data in read_results(root):
+        if not is_idiom_task(str(data.get("task"))):
+            continue
+        try:
+            details = data.get("details") if isinstance(data.get("details"), Mapping) else {}
+            setting = str(details["setting"])
+            column = _column(details["variant"])
+            cell = _cell(data.get("metrics") or {})
+        except (KeyError, TypeError, ValueError) as exc:
+            logger.warning("neDIOM leaderboard: skipping %s: %s", path, exc)
+            skipped.append(f"{path.relative_to(root)}: {exc}")
+            continue
+        # Folders are <name>__<setting>__v<N>-...: the run is the name before the setting.
+        folder = path.parent.relative_to(root).as_posix()
+        name = folder.split("__", 1)[0] if "__" in folder else str(data.get("model") or folder)
+        dataset = data.get("dataset") if isinstance(data.get("dataset"), Mapping) else {}
+        row = runs.setdefault(
+            (name, setting),
+            {
+                "model": name,
+                "kind": str(data.get("kind") or "unknown"),
+                "setting": setting,
+                "data": "⚠ sample data" if dataset.get("is_sample") else str(dataset.get("id") or "unknown data"),
+            },
+        )
+        created = str(data.get("created") or "")
+        if newest.get((name, setting, column), "") <= created:
+            newest[(name, setting, column)] = created
+            row[column] = cell
+        if isinstance(details.get("floors"), Mapping):
+            floors[row["data"]] = details["floors"]
+    rows = [runs[key] for key in sorted(runs)]
+    for data_name, values in floors.items():
+        for label, value in values.items():
+            row = {"model": label, "kind": "floor", "setting": "-", "data": data_name}
+            rows.append(row | dict.fromkeys(VARIANT_COLUMNS, f"{float(value):.2f}"))
+    return NediomBoard(rows, skipped)
+
+
+def load_nediom_board(results_dir: Path) -> NediomBoard:
+    """Our runs and their floors, then the paper's Table 3."""
+    found = result_rows(results_dir)
+    return NediomBoard(found.rows + paper_rows(), found.skipped)
