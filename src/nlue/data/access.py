@@ -1,4 +1,4 @@
-"""Loading a config of a built NLUE dataset repo: a Hub id, a local folder, or the sample.
+"""Loading a config of a built dataset repo: a Hub id, a local folder, or the sample.
 
 With no dataset given, the embedded SAMPLE data is built once into a cache folder
 (``$NLUE_CACHE`` or ``~/.cache/nlue``), keyed by a hash of the sample files so that an
@@ -37,25 +37,33 @@ def _sample_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
-def sample_repo() -> Path:
-    """The built sample repo, building it on first use."""
+def sample_repo(benchmark: str = "nlue") -> Path:
+    """The built sample repo of ``benchmark`` (NLUE, the exams, neDIOM: one repo each), built on first use."""
+    from nlue.registry.tasks import BENCHMARKS
+
+    if benchmark not in BENCHMARKS:
+        raise ValueError(f"unknown benchmark {benchmark!r}; expected one of {', '.join(BENCHMARKS)}")
     out = cache_dir() / f"sample-{_sample_fingerprint()}"
-    repo = out / "nlue"
+    repo = out / benchmark
     if not (repo / "README.md").is_file():
         logger.info("building the embedded sample data into %s", repo)
-        options = BuildOptions(is_sample=True, license="apache-2.0", show_progress=False)
-        build_repo(task_sources_from_folder(sample_data_dir()), out, options)
+        options = BuildOptions(name=benchmark, is_sample=True, license="apache-2.0", show_progress=False)
+        configs = [task.name for task in BENCHMARKS[benchmark].tasks]
+        build_repo(task_sources_from_folder(sample_data_dir(), configs), out, options)
     return repo
 
 
-def resolve_dataset(dataset: str | None) -> str:
-    """The path or Hub id to hand to ``load_dataset`` (the sample repo when ``dataset`` is None)."""
-    return str(sample_repo()) if dataset in (None, "", "sample") else str(dataset)
+def resolve_dataset(dataset: str | None, task: TaskSpec | None = None) -> str:
+    """The path or Hub id to hand to ``load_dataset``: ``dataset``, or for None the sample repo of
+    ``task``'s benchmark (NLUE's when no task is named)."""
+    if dataset in (None, "", "sample"):
+        return str(sample_repo(task.benchmark if task is not None else "nlue"))
+    return str(dataset)
 
 
 def load_task(dataset: str | None, task: TaskSpec) -> datasets.DatasetDict:
     """All splits of ``task`` from ``dataset`` (Hub id, local path, or None for the sample)."""
-    source = resolve_dataset(dataset)
+    source = resolve_dataset(dataset, task)
     logger.info("loading %s / %s", source, task.name)
     return datasets.load_dataset(source, task.name)
 
@@ -85,9 +93,11 @@ def dataset_description(dataset: str | None, config: str, split: str, **extra: A
     ``id`` as the user named it, ``path`` where it was read from, the ``config`` and ``split``,
     and ``is_sample`` so that scores on the embedded sample are never mistaken for real ones.
     """
+    from nlue.registry.tasks import TASKS
+
     return {
         "id": dataset or "nlue sample data",
-        "path": resolve_dataset(dataset),
+        "path": resolve_dataset(dataset, TASKS.get(config)),
         "config": config,
         "split": split,
         "is_sample": is_sample(dataset),

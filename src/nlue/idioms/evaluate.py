@@ -98,7 +98,7 @@ def load_items(
     """(few-shot pool, test items, a description for the results) from a built repo, Hub id, source folder or sample."""
     import datasets
 
-    from nlue.data.access import dataset_description
+    from nlue.data.access import dataset_description, resolve_dataset
 
     if limit is not None and limit < 1:
         raise NlueError(f"--limit must be at least 1, got {limit}")
@@ -109,7 +109,7 @@ def load_items(
     else:
         if folder is not None and not folder.exists() and (folder.is_absolute() or str(dataset).startswith(".")):
             raise NlueError(f"--dataset {dataset!r}: no such folder (give a built repo, a source folder or a Hub id)")
-        source = str(dataset) if dataset else str(sample_repo(task))
+        source = str(dataset) if dataset else resolve_dataset(None, task)
         try:
             data = datasets.load_dataset(source, task.name)
         except Exception as exc:  # datasets raises many types (not found, offline, bad config): all the user's to fix
@@ -127,26 +127,6 @@ def load_items(
         raise NlueError(f"{description['id']}: the test split of {task.name} is empty")
     description.update(split="test", items=len(test))
     return pool, test, description
-
-
-def sample_repo(task: TaskSpec) -> Path:
-    """The embedded sample of ``task``'s benchmark, built once into nlue's cache folder."""
-    import hashlib
-
-    from nlue.data.access import cache_dir
-    from nlue.data.build import build_repo
-    from nlue.data.discover import task_sources_from_folder
-    from nlue.data.report import BuildOptions
-    from nlue.data.sample import sample_data_dir
-
-    folder = sample_data_dir() / task.name
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(folder.glob("*.jsonl")))).hexdigest()[:16]
-    out = cache_dir() / f"{task.benchmark}-sample-{digest}"
-    repo = out / task.benchmark
-    if not (repo / "README.md").is_file():
-        options = BuildOptions(name=task.benchmark, is_sample=True, license="apache-2.0", show_progress=False)
-        build_repo(task_sources_from_folder(sample_data_dir(), [task.name]), out, options)
-    return repo
 
 
 # ------------------------------------------------------------------ scoring

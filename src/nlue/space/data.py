@@ -75,15 +75,23 @@ class DataBrowser:
     def _frame(config: str, rows: datasets.Dataset, indices: list[int]) -> pd.DataFrame:
         task = TASKS[config]
         subset = rows.select(indices)
+        shown = [task.kind.browse_row(task, dict(row)) for row in subset]  # e.g. neDIOM marks the idiom's span
         columns: dict[str, list[Any]] = {"row": indices}
         for name in subset.column_names:
             if name == "idx":
                 continue
-            values = subset[name]
+            values = [row[name] for row in shown]
             feature = rows.features[name]
             if name == task.label_field:
                 values = [task.kind.format_label(task, v) for v in values]
             elif isinstance(feature, datasets.Sequence | datasets.List):
-                values = [" / ".join(v) for v in values]
+                values = [" / ".join(_item_text(x) for x in v) for v in values]
             columns[name] = values
         return pd.DataFrame(columns)
+
+
+def _item_text(value: Any) -> str:
+    """One element of a list column (GMET's answers, an exam item's sources {name, url}) as text."""
+    if isinstance(value, dict):
+        return " ".join(str(v) for v in value.values() if v not in (None, ""))
+    return str(value)

@@ -215,6 +215,11 @@ class TaskKind:
         """A stored label as a page shows it."""
         return value
 
+    def browse_row(self, task: TaskSpec, row: dict[str, Any]) -> dict[str, Any]:
+        """A stored row as the data browser shows it (a kind may mark something up; labels go through
+        :meth:`format_label` apart)."""
+        return row
+
     # ---------------------------------------------------------------- dataset card
     def card_text(self, task: TaskSpec) -> CardText | None:
         """The card's opening, scoring and limitations paragraphs for this kind; None keeps NLUE's."""

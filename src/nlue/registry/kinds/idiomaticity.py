@@ -210,6 +210,13 @@ CARD_NOTES: tuple[str, ...] = (
 # ------------------------------------------------------------------ the kind
 @dataclass(frozen=True)
 class IdiomaticityKind(ClassificationKind):
+    def browse_row(self, task: TaskSpec, row: dict[str, Any]) -> dict[str, Any]:
+        """S2 with the idiom's span between 【 and 】, so a reader sees what was marked (never shown to a model)."""
+        start, end, sentence = row.get("span_start"), row.get("span_end"), row.get("S2")
+        if isinstance(start, int) and isinstance(end, int) and isinstance(sentence, str) and 0 <= start < end:
+            row = {**row, "S2": f"{sentence[:start]}【{sentence[start:end]}】{sentence[end:]}"}
+        return row
+
     @property
     def carves_validation(self) -> bool:
         return False  # the pool is 20 items; a validation split carved from it would leave too few to learn from
