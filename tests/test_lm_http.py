@@ -284,3 +284,20 @@ def test_transformers_serve_log_likelihood_names_the_servers_limitation(transfor
     lm = OpenAICompatibleLM(str(model), url, timeout=60, show_progress=False)
     with pytest.raises(NlueError, match=r"does not support echo\+logprobs.*vLLM does"):
         lm.loglikelihood([LoglikelihoodRequest("नेपालको राजधानी", " काठमाडौं")])
+
+
+def test_nlue_llm_mcq_runs_against_transformers_serve(transformers_serve, exam_build, tmp_path: Path) -> None:
+    # The "done when": the exam command end to end against a real OpenAI-compatible server on loopback.
+    from nlue.cli import main
+
+    url, model = transformers_serve
+    results = tmp_path / "results"
+    code = main(["llm", "mcq", "--endpoint", url, "--model", str(model), "--dataset", str(exam_build.repo_dir),
+                 "--task", "mcq_ne", "--limit", "3", "--max-new-tokens", "8", "--bootstrap-resamples", "20",
+                 "--results-dir", str(results), "--no-chart", "-q"])  # fmt: skip
+    assert code == 0
+    (saved,) = results.glob("*/mcq_ne.json")
+    rows = [json.loads(line) for line in (saved.parent / "mcq_ne" / "raw_outputs.jsonl").read_text().splitlines()]
+    assert len(rows) == 3 and all(row["category"] != "api_error" for row in rows)  # every request was answered
+    metrics = json.loads(saved.read_text(encoding="utf-8"))["metrics"]
+    assert 0.0 <= metrics["accuracy_all_items"] <= metrics["accuracy_parseable"] or metrics["invalid_rate"] == 1.0
