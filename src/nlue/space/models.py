@@ -15,6 +15,8 @@ A models file (YAML or JSON; relative paths are relative to the file)::
         tasks: [sa]                      # needed for Hub ids; checked against the labels
       - path: FacebookAI/xlm-roberta-base
         kind: masked-lm                  # offered on the GMET tab
+      - path: Qwen/Qwen3-0.6B
+        kind: causal-lm                  # offered under "Ask a language model" (exams, NLUE)
 
 A LoRA adapter folder (``adapter_config.json``) is a classifier for the task named by the
 ``nlue_results.json`` beside it, or by its folder name.
@@ -38,8 +40,9 @@ from nlue.registry.tasks import TASKS, TRAINABLE_TASKS, TaskSpec, get_task
 
 logger = logging.getLogger(__name__)
 
-Kind = Literal["classifier", "masked-lm"]
-KINDS: tuple[Kind, ...] = ("classifier", "masked-lm")
+Kind = Literal["classifier", "masked-lm", "causal-lm"]
+KINDS: tuple[Kind, ...] = ("classifier", "masked-lm", "causal-lm")
+_WHAT = {"classifier": "classifier", "masked-lm": "masked language model", "causal-lm": "causal language model"}
 MODELS_FILE_SUFFIXES = (".yaml", ".yml", ".json")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _ENTRY_KEYS = {"path", "name", "kind", "tasks"}
@@ -86,12 +89,14 @@ class ModelCatalog:
     def masked_lms(self) -> list[str]:
         return [e.name for e in self._entries.values() if e.kind == "masked-lm"]
 
+    def causal_lms(self) -> list[str]:
+        return [e.name for e in self._entries.values() if e.kind == "causal-lm"]
+
     def require(self, name: str | None, kind: Kind, task: str | None = None) -> ModelEntry:
         """The entry called ``name``, if it is listed as ``kind`` (for ``task``); else ModelNotAllowed."""
         entry = self._entries.get(name or "")
         if entry is None or entry.kind != kind:
-            what = "masked language model" if kind == "masked-lm" else "classifier"
-            raise ModelNotAllowed(f"{name!r} is not a {what} this Space offers; pick one from the list")
+            raise ModelNotAllowed(f"{name!r} is not a {_WHAT[kind]} this Space offers; pick one from the list")
         if task is not None and task not in entry.tasks:
             raise ModelNotAllowed(f"{name!r} is not offered for {task}: its labels are not {task}'s")
         return entry
@@ -160,6 +165,8 @@ def describe_checkpoint(folder: Path) -> tuple[Kind, tuple[str, ...]] | None:
     architectures = [str(a) for a in config.get("architectures") or []]
     if any(a.endswith("ForMaskedLM") for a in architectures):
         return "masked-lm", ()
+    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures):  # GPT-2 is GPT2LMHeadModel
+        return "causal-lm", ()
     if any(a.endswith("ForSequenceClassification") for a in architectures):
         tasks = tasks_for_labels(config)
         hint = _task_hint(folder)

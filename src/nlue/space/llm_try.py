@@ -1,0 +1,171 @@
+"""The Space's "Ask a language model": one exam or NLUE item put to a configured local causal LM.
+
+An exam item (``mcq_ne``, ``mcq_ur``) goes through exactly what ``nlue llm mcq`` does for
+one item: the gold key and keyed text removed, the prompt rendered (chat messages when
+the tokenizer has a chat template), greedy generation with the same stop sequence, then
+the strict parser (and the lenient one, shown apart). An NLUE classification item goes
+through ``nlue llm nlue``'s scorer: the log-likelihood of each verbalised label after the
+prompt. The page shows the rendered prompt, the raw output and the parse; the gold answer
+is shown only after the model has answered, beside the verdict. Only models on the Space's
+list are loaded (``kind: causal-lm`` in the models file, or a causal-LM folder found by the
+scan), a few at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from nlue.evals.mcq.parse import parse_item_output
+from nlue.evals.mcq.prompts import show_prompt
+from nlue.evals.mcq.run import (
+    generation_request,
+    item_prompts,
+    resolve_language,
+    stop_sequences,
+    uses_chat,
+    without_gold,
+)
+from nlue.evals.nlue_llm import demonstrations, render_prompt, score_labels
+from nlue.registry.kinds.multiple_choice import MultipleChoiceKind, key_letter
+from nlue.registry.tasks import TASKS, TaskSpec, get_task
+from nlue.space.models import ModelCatalog
+
+logger = logging.getLogger(__name__)
+
+MAX_NEW_TOKENS = 64  # the two answer lines fit easily; a visitor does not wait for the paper's 4,096
+LOADED_MODELS = 2  # causal LMs kept in memory at once
+
+
+def llm_tasks() -> list[str]:
+    """Tasks a language model can be asked here: the exams, and the tasks with LLM prompts (NLUE's classifiers)."""
+    return [name for name, task in TASKS.items() if isinstance(task.kind, MultipleChoiceKind) or bool(task.prompts)]
+
+
+def prompt_languages(task_name: str) -> list[str]:
+    task = get_task(task_name)
+    return ["en", "native"] if isinstance(task.kind, MultipleChoiceKind) else list(task.prompts)
+
+
+@dataclass(frozen=True)
+class LlmAnswer:
+    """What the page shows: the prompt, what came back, how it was read, and the verdict."""
+
+    prompt: str
+    raw_output: str
+    parse: dict[str, Any]
+    verdict: str  # correct / wrong / invalid
+
+
+class LlmTry:
+    """Loads listed causal LMs on demand (at most :data:`LOADED_MODELS`) and answers one item at a time."""
+
+    def __init__(self, catalog: ModelCatalog) -> None:
+        self.catalog = catalog
+        self._models: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def model(self, name: str) -> Any:
+        from nlue.lm.local import LocalCausalLM
+
+        entry = self.catalog.require(name, "causal-lm")
+        with self._lock:  # one load at a time; the least recently used model is dropped
+            if entry.name not in self._models:
+                self._models[entry.name] = LocalCausalLM(entry.source, batch_size=1, show_progress=False)
+                while len(self._models) > LOADED_MODELS:
+                    self._models.popitem(last=False)
+            self._models.move_to_end(entry.name)
+            return self._models[entry.name]
+
+    def ask(self, model_name: str, task_name: str, item: Mapping[str, Any], prompt_language: str) -> LlmAnswer:
+        task = get_task(task_name)
+        model = self.model(model_name)
+        if isinstance(task.kind, MultipleChoiceKind):
+            return _ask_exam(model, task, item, prompt_language)
+        return _ask_classification(model, task, item, prompt_language)
+
+
+def _ask_exam(model: Any, task: TaskSpec, item: Mapping[str, Any], prompt_language: str) -> LlmAnswer:
+    language = resolve_language(task, prompt_language)
+    (prompt,) = item_prompts([item], task, language, 0, (), uses_chat(model))
+    (generation,) = model.generate([generation_request(prompt, stop_sequences(language), MAX_NEW_TOKENS)])
+    visible = without_gold(item, task)
+    strict = parse_item_output(generation.text, visible, language)
+    lenient = parse_item_output(generation.text, visible, language, lenient=True)
+    gold = key_letter(item[str(task.label_field)])
+    verdict = "invalid" if not strict.valid else ("correct" if strict.key == gold else "wrong")
+    parse = {"strict": strict.as_dict(), "lenient (shown apart, never scored)": lenient.as_dict(), "gold key": gold}
+    return LlmAnswer(show_prompt(prompt), generation.text, parse, verdict)
+
+
+def _ask_classification(model: Any, task: TaskSpec, item: Mapping[str, Any], language: str) -> LlmAnswer:
+    visible = {name: value for name, value in item.items() if name != task.label_field}
+    scores = score_labels(model, task, [visible], language)
+    values = scores.loglikelihoods[0]
+    chosen = int(values.argmax())
+    gold = int(item[str(task.label_field)])
+    parse = {
+        "log-likelihood per label": {word: round(float(v), 4) for word, v in zip(scores.choices, values, strict=True)},
+        "predicted": task.label_names[chosen],  # label words come in label-id order
+        "gold": task.label_names[gold],
+    }
+    prompt = demonstrations(task, (), language, 0, 0) + render_prompt(task, visible, language)
+    return LlmAnswer(prompt, f"(scored by log-likelihood) {scores.choices[chosen]}", parse,
+                     "correct" if chosen == gold else "wrong")  # fmt: skip
+
+
+# ------------------------------------------------------------------ the page section
+LLM_INTRO = (
+    "Put one test item of an exam or of an NLUE classification task to a language model on this Space's "
+    "list. Exam items are answered by greedy generation in the exams' two-line format and read by the "
+    "strict parser (the lenient reading is shown apart and never scored), as `nlue llm mcq` does; NLUE items "
+    "are scored by the log-likelihood of each label word, as `nlue llm nlue` does. The gold answer appears "
+    "only beside the verdict, after the model has answered."
+)
+NO_LLM = (
+    "No language model is configured. List one in the models file with `kind: causal-lm` "
+    "(a folder or a Hub id), or put a causal-LM checkpoint in the scanned models folder."
+)
+
+
+def build_llm_section(service: Any, settings: Any, on: Any) -> None:
+    """The "Ask a language model" part of the Try tab; ``on`` wires an event as the page's other events are."""
+    import gradio as gr
+
+    names = service.catalog.causal_lms()
+    asker = LlmTry(service.catalog)
+    tasks = llm_tasks()
+    with gr.Accordion("🤖 Ask a language model (an exam or NLUE item)", open=False, elem_id="llm-section"):
+        gr.Markdown(LLM_INTRO if names else NO_LLM)
+        with gr.Row():
+            model = gr.Dropdown(names, value=names[0] if names else None, label="Language model", elem_id="llm-model")
+            task = gr.Dropdown(tasks, value=tasks[0], label="Task", filterable=False, elem_id="llm-task")
+            languages = prompt_languages(tasks[0])
+            language = gr.Radio(languages, value=languages[0], label="Prompt language", elem_id="llm-language")
+            number = gr.Number(value=0, precision=0, minimum=0, label="Test item number", elem_id="llm-item")
+        ask = gr.Button("Ask", variant="primary", elem_id="llm-ask", interactive=bool(names))
+        verdict = gr.Markdown(elem_id="llm-verdict")
+        with gr.Row(equal_height=False):
+            prompt = gr.Textbox(label="Prompt, as the model saw it", lines=10, elem_id="llm-prompt")
+            with gr.Column():
+                raw = gr.Textbox(label="Raw output", lines=3, elem_id="llm-raw")
+                parse = gr.JSON(label="How it was read", elem_id="llm-parse")
+
+    def on_task(task_name: str) -> Any:
+        choices = prompt_languages(task_name)
+        return gr.update(choices=choices, value=choices[0])
+
+    def on_ask(model_name: str, task_name: str, prompt_language: str, item_number: float | None) -> tuple:
+        rows = service.data.split(task_name, "test")
+        item = rows[int(item_number or 0) % rows.num_rows]
+        answer = asker.ask(model_name, task_name, item, prompt_language)
+        shown = f"**{answer.verdict}** · {task_name} test item {int(item_number or 0) % rows.num_rows}"
+        return answer.prompt, answer.raw_output, answer.parse, shown
+
+    on(task.change, on_task, task, language, show_progress="hidden")
+    on(ask.click, on_ask, [model, task, language, number], [prompt, raw, parse, verdict], api_name="ask_llm",
+       concurrency_limit=settings.model_concurrency, concurrency_id="model")  # fmt: skip
