@@ -14,11 +14,9 @@ import json
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -224,46 +222,22 @@ def test_a_run_killed_mid_way_resumes_with_nothing_lost_or_asked_twice(server: F
 # -- a real OpenAI-compatible server: transformers serve ----------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def transformers_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    from nlue.lm.serve import transformers_serve as serve
     from nlue.tiny_models import save_tiny_causal_lm
 
     root = tmp_path_factory.mktemp("serve")
     model = save_tiny_causal_lm(root / "tiny-llama", "llama")
-    executable = Path(sys.executable).with_name("transformers")
-    if not executable.exists():
-        pytest.skip(f"no transformers CLI beside {sys.executable}: pip install 'transformers[serving]'")
-    port = _free_port()
-    log = (root / "serve.log").open("w")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    command = [str(executable), "serve", "--host", "127.0.0.1", "--port", str(port), "--device", "cpu", str(model)]
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-    deadline = time.monotonic() + SERVE_START_TIMEOUT
     try:
-        while True:
-            if process.poll() is not None or time.monotonic() > deadline:
-                tail = (root / "serve.log").read_text(encoding="utf-8", errors="replace")[-1500:]
-                pytest.skip(f"`transformers serve` did not start within {SERVE_START_TIMEOUT}s: {tail}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-        yield f"http://127.0.0.1:{port}/v1", model
+        context = serve(model, root / "serve.log", start_timeout=SERVE_START_TIMEOUT)
+        url, _ = context.__enter__()
+    except RuntimeError as exc:  # no transformers CLI, or the server would not start
+        pytest.skip(str(exc))
+    try:
+        yield url, model
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+        context.__exit__(None, None, None)
 
 
 def test_transformers_serve_chat_generation_matches_the_local_backend(transformers_serve, one_torch_thread) -> None:
