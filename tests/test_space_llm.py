@@ -79,3 +79,14 @@ def _stop() -> tuple[str, ...]:
     from nlue.evals.mcq.run import stop_sequences
 
     return stop_sequences("ne")
+
+
+def test_the_page_has_the_llm_section_and_the_benchmark_tabs(llm_folder: Path) -> None:
+    from nlue.space.ui import build_demo
+
+    settings = SpaceSettings(models=llm_folder, results_dir=llm_folder / "none")
+    demo = build_demo(settings, SpaceService(settings))
+    ids = {getattr(block, "elem_id", None) for block in demo.blocks.values()}
+    assert {"llm-model", "llm-ask", "llm-prompt", "llm-raw", "llm-parse", "exam-table", "nediom-table"} <= ids
+    events = {fn.api_name: fn for fn in demo.fns.values() if fn.api_name}
+    assert events["ask_llm"].concurrency_id == events["fill_blank"].concurrency_id  # model calls share one pool

@@ -1,4 +1,4 @@
-"""The Gradio page: six tabs wired to :class:`~nlue.space.service.SpaceService`.
+"""The Gradio page: seven tabs wired to :class:`~nlue.space.service.SpaceService`.
 
 Gradio 6: the theme and CSS go to ``launch()`` (see :func:`launch_options`), each event
 sets its own ``concurrency_limit``, and the queue bounds how many requests may wait.
@@ -23,9 +23,13 @@ from nlue.space import columns as cols
 from nlue.space import text
 from nlue.space.charts import MAX_CHART_MODELS
 from nlue.space.data import MAX_PAGE_SIZE
-from nlue.space.exam_board import LEGEND, load_exam_board
+from nlue.space.exam_board import LEGEND as EXAM_LEGEND
+from nlue.space.exam_board import load_exam_board
 from nlue.space.inference import TRY_TASKS, InputError
 from nlue.space.leaderboard import styled_frame
+from nlue.space.llm_try import build_llm_section
+from nlue.space.nediom_board import LEGEND as NEDIOM_LEGEND
+from nlue.space.nediom_board import load_nediom_board
 from nlue.space.service import SpaceService
 from nlue.space.settings import SpaceSettings
 
@@ -296,10 +300,10 @@ def _leaderboard_tab(service: SpaceService) -> None:
     _on(chart_models.change, service.chart, chart_models, chart)
 
 
-def _exams_tab(settings: SpaceSettings) -> None:
-    gr.Markdown(LEGEND)
-    board = load_exam_board(settings.results_dir)
-    gr.Dataframe(board.frame(), interactive=False, wrap=True, elem_id="exam-table")
+def _board_tab(legend: str, board: Any, elem_id: str) -> None:
+    """A benchmark's own results table (the exams, neDIOM), read once when the page is built."""
+    gr.Markdown(legend)
+    gr.Dataframe(board.frame(), interactive=False, wrap=True, elem_id=elem_id)
     if board.skipped:
         gr.Markdown("Skipped: " + "; ".join(board.skipped))
 
@@ -313,6 +317,7 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
         with gr.Tabs():
             with gr.Tab("Try a model", id="try"):
                 _try_tab(service, settings)
+                build_llm_section(service, settings, _on)
             with gr.Tab("GMET fill-the-blank", id="gmet"):
                 _gmet_tab(service, settings)
             with gr.Tab("Browse data", id="data"):
@@ -320,7 +325,9 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
             with gr.Tab("🏆 Leaderboard", id="leaderboard"):
                 _leaderboard_tab(service)
             with gr.Tab("📝 Exams (LLMs)", id="exams"):
-                _exams_tab(settings)
+                _board_tab(EXAM_LEGEND, load_exam_board(settings.results_dir), "exam-table")
+            with gr.Tab("🪶 Idioms (neDIOM)", id="nediom"):
+                _board_tab(NEDIOM_LEGEND, load_nediom_board(settings.results_dir), "nediom-table")
             with gr.Tab("About", id="about"):
                 gr.Markdown(text.ABOUT)
     demo.queue(max_size=settings.queue_size, default_concurrency_limit=settings.data_concurrency)
