@@ -50,12 +50,22 @@ the right answers?), never a GMET score: `nlue gmet --answer-ranked-diagnostic` 
 its results as such everywhere and keeps them out of the NLUE score.
 
 Layout: the pieces (encoded words, requests, mask and vocabulary classes) are in
-:mod:`nlue.gmet.mlm_pieces`, the batched forward passes in :mod:`nlue.gmet.mlm_passes`.
+:mod:`nlue.gmet.mlm_pieces`, the batched forward passes in :mod:`nlue.gmet.mlm_passes`,
+the PLL score, pruning and ranking in :mod:`nlue.gmet.mlm_rank`.
 
 Speed: every forward pass a run needs (proposals, greedy steps, PLL factors) is keyed by
 its token ids, de-duplicated across candidates and items, sorted by length and batched;
 only the masked positions go through the vocabulary projection (a forward pre-hook on
-the output embeddings selects them) so large vocabularies cost little.
+the output embeddings selects them) so large vocabularies cost little. Each pass keeps
+its whole log-probability rows for the later rounds of the same items, so that no
+sequence runs twice (a word's pieces are only known once the proposals and greedy steps
+are in, and its factors mostly sit in sequences those rounds ran); items go through in
+chunks sized so that these rows stay within ``row_cache_bytes``. A candidate that still
+needs passes of its own is skipped when its first factor proves it cannot reach the top
+``top_k`` (:mod:`nlue.gmet.mlm_rank`). What is left is the algorithm's own floor: per item,
+the proposals' sequence and the ``n`` sequences of each greedy completion,
+``1 + 2 + ... + max_pieces`` in all (6 at the default 3), each of them a full pass, since a
+bidirectional encoder shares no computation between sequences that differ in one token.
 """
 
 from __future__ import annotations
@@ -67,8 +77,8 @@ from typing import Any
 from nlue.data.normalize import normalize_answer
 from nlue.errors import NlueError
 from nlue.gmet.items import GmetItem, ItemPrediction
-from nlue.gmet.mlm_passes import ForwardPasses
 from nlue.gmet.mlm_pieces import Ask, Encoded, Key, mask_token_of, pick_device, vocabulary_classes
+from nlue.gmet.mlm_rank import Ranking
 
 logger = logging.getLogger(__name__)
 
@@ -76,9 +86,10 @@ DEFAULT_TOP_K = 10
 DEFAULT_MAX_PIECES = 3
 DEFAULT_LENGTH_ALPHA = 1.0
 DEFAULT_BATCH_SIZE = 64
+DEFAULT_ROW_CACHE_BYTES = 512 * 1024**2
 
 
-class MaskedLMPredictor(ForwardPasses):
+class MaskedLMPredictor(Ranking):
     """Ranks whole-word candidates for GMET items with a masked LM (see the module docstring)."""
 
     kind = "zero-shot"
@@ -129,7 +140,15 @@ class MaskedLMPredictor(ForwardPasses):
         }
         self._logp: dict[tuple[Key, int, int], float] = {}
         self._top: dict[tuple[Key, int, str, int], list[tuple[int, float]]] = {}
+        self._rows: dict[tuple[Key, int], Any] = {}
+        self._ran: set[Key] = set()
+        self.row_cache_bytes = DEFAULT_ROW_CACHE_BYTES
+        self.last_chunks = 0
+        # Counters over the predictor's life: sequences run, sequences run a second time within one
+        # predict() call (none, unless a chunk boundary splits items that share one), candidates skipped.
         self.forward_sequences = 0
+        self.repeated_sequences = 0
+        self.pruned_candidates = 0
         self.last_pass_sliced = False  # whether the last forward pass projected only the masked positions
 
     @classmethod
@@ -216,25 +235,6 @@ class MaskedLMPredictor(ForwardPasses):
             over -= 1
         return Encoded(tuple(left), encoded.pieces, tuple(right))
 
-    def l2r_asks(self, encoded: Encoded) -> list[Ask]:
-        """The n forward passes of the PLL-word-l2r score of one encoded word."""
-        n = len(encoded.pieces)
-        asks = []
-        for i in range(n):
-            key = encoded.left + encoded.pieces[:i] + (self.mask_id,) * (n - i) + encoded.right
-            asks.append(Ask(key, len(encoded.left) + i, targets=(encoded.pieces[i],)))
-        return asks
-
-    def log_likelihood(self, encoded: Encoded) -> float:
-        """The PLL-word-l2r log-likelihood of an encoded word (its passes must have run)."""
-        total = 0.0
-        for ask in self.l2r_asks(encoded):
-            total += self._logp[(ask.key, ask.pos, ask.targets[0])]
-        return total
-
-    def normalised(self, log_likelihood: float, pieces: int) -> float:
-        return log_likelihood / (pieces**self.length_alpha)
-
     def word_of(self, ids: Iterable[int]) -> str:
         """The whole word that ``ids`` decode to, or "" when they do not form one word."""
         text = self.tokenizer.decode(list(ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)
@@ -245,17 +245,13 @@ class MaskedLMPredictor(ForwardPasses):
 
     # ------------------------------------------------------------------ prediction
     def predict(self, items: Sequence[GmetItem]) -> list[ItemPrediction]:
-        """Ranked whole-word predictions for every item (one batched pass per round)."""
+        """Ranked whole-word predictions for every item (one batched pass per round, chunk by chunk)."""
         from tqdm.auto import tqdm
 
         self._logp.clear()
         self._top.clear()
-        with tqdm(total=0, unit="seq", desc=f"GMET {self.name}", disable=not self.show_progress) as bar:
-            return self._predict(items, bar)
-
-    def _predict(self, items: Sequence[GmetItem], bar: Any) -> list[ItemPrediction]:
-        mask = self.mask_id
-        fetch = self.top_k * 3 + 5  # some top tokens are punctuation or not a whole word
+        self._rows.clear()
+        self._ran.clear()
         contexts: list[Encoded] = []
         for item, ctx in zip(items, self.encode_context(items), strict=True):
             if ctx is None:
@@ -264,24 +260,36 @@ class MaskedLMPredictor(ForwardPasses):
                     f"or it spells the mask token {self.mask_token!r} itself"
                 )
             contexts.append(ctx)
+        size = self.chunk_items()
+        out: list[ItemPrediction] = []
+        self.last_chunks = 0
+        with tqdm(total=0, unit="seq", desc=f"GMET {self.name}", disable=not self.show_progress) as bar:
+            for begin in range(0, len(items), size):
+                out.extend(self._predict_chunk(items[begin : begin + size], contexts[begin : begin + size], bar))
+                self._rows.clear()  # rows serve later rounds of the same items only
+                self.last_chunks += 1
+        return out
+
+    def chunk_items(self) -> int:
+        """How many items share one row cache: as many as ``row_cache_bytes`` holds (rows of float32 log-probs)."""
+        rows_per_item = self.max_pieces * (self.max_pieces + 1) // 2 + 2  # proposals, greedy steps, a few extras
+        if self.answer_candidates:
+            rows_per_item += 3 * self.max_pieces
+        return max(1, self.row_cache_bytes // (rows_per_item * self._vocab_size * 4))
+
+    def _predict_chunk(self, items: Sequence[GmetItem], contexts: list[Encoded], bar: Any) -> list[ItemPrediction]:
+        mask = self.mask_id
+        fetch = self.top_k * 3 + 5  # some top tokens are punctuation or not a whole word
 
         def masked(ctx: Encoded, filled: Sequence[int], n: int) -> Key:
             return ctx.left + tuple(filled) + (mask,) * (n - len(filled)) + ctx.right
 
-        # Round 1: single-mask proposals, the first greedy piece for every length, the answers' PLL passes.
-        asks: list[Ask] = []
-        answer_enc: list[list[tuple[str, Encoded | None]]] = [[] for _ in items]
-        if self.answer_candidates:
-            flat = [(i, a) for i, item in enumerate(items) for a in _distinct(item.answers)]
-            for (i, answer), enc in zip(
-                flat, self.encode([items[i] for i, _ in flat], [a for _, a in flat]), strict=True
-            ):
-                answer_enc[i].append((answer, enc))
-                if enc is not None:
-                    asks.extend(self.l2r_asks(enc))
-        for ctx in contexts:
-            for n in range(1, self.max_pieces + 1):
-                asks.append(Ask(masked(ctx, (), n), len(ctx.left), top=fetch if n == 1 else 1, allowed="start"))
+        # Round 1: single-mask proposals and the first greedy piece for every length.
+        asks = [
+            Ask(masked(ctx, (), n), len(ctx.left), top=fetch if n == 1 else 1, allowed="start")
+            for ctx in contexts
+            for n in range(1, self.max_pieces + 1)
+        ]
         self.run(asks, bar)
         # Greedy multi-piece completions: one round per further piece, batched over items and lengths.
         greedy: dict[tuple[int, int], list[int]] = {}
@@ -317,39 +325,22 @@ class MaskedLMPredictor(ForwardPasses):
                 proposals[i].append(word)
         flat = [(i, w) for i in range(len(items)) for w in _distinct(proposals[i])]
         candidates: list[list[tuple[str, Encoded | None]]] = [[] for _ in items]
-        asks = []
         for (i, word), enc in zip(flat, self.encode([items[i] for i, _ in flat], [w for _, w in flat]), strict=True):
             candidates[i].append((word, enc))
-            if enc is not None:
-                asks.extend(self.l2r_asks(enc))
-        self.run(asks, bar)
-        for i, entries in enumerate(answer_enc):
-            known = {normalize_answer(word) for word, _ in candidates[i]}
-            candidates[i].extend((word, enc) for word, enc in entries if normalize_answer(word) not in known)
-        return [self._rank(item, entries) for item, entries in zip(items, candidates, strict=True)]
-
-    def _rank(self, item: GmetItem, entries: list[tuple[str, Encoded | None]]) -> ItemPrediction:
-        scored = []
-        for order, (word, enc) in enumerate(entries):
-            if enc is None:
-                continue
-            ll = self.log_likelihood(enc)
-            scored.append((-self.normalised(ll, len(enc.pieces)), order, word, ll, len(enc.pieces)))
-        scored.sort()
-        out = ItemPrediction(id=item.id, top_k=[], scores=[])
-        seen: set[str] = set()
-        for negative, _, word, ll, pieces in scored:
-            key = normalize_answer(word)
-            if key in seen:
-                continue
-            seen.add(key)
-            out.top_k.append(word)
-            out.scores.append(round(-negative, 6))
-            out.pieces.append(pieces)
-            out.log_likelihoods.append(round(ll, 6))
-            if len(out.top_k) == self.top_k:
-                break
-        return out
+        if self.answer_candidates:  # the diagnostic: listed answers the model did not propose itself
+            flat = []
+            for i, item in enumerate(items):
+                known = {normalize_answer(word) for word, _ in candidates[i]}
+                flat.extend((i, a) for a in _distinct(item.answers) if normalize_answer(a) not in known)
+            for (i, answer), enc in zip(
+                flat, self.encode([items[i] for i, _ in flat], [a for _, a in flat]), strict=True
+            ):
+                candidates[i].append((answer, enc))
+        pruned = self.score_entries(candidates, bar)
+        return [
+            self.rank(item, [(word, None if order in gone else enc) for order, (word, enc) in enumerate(entries)])
+            for item, entries, gone in zip(items, candidates, pruned, strict=True)
+        ]
 
 
 def _distinct(words: Iterable[str]) -> list[str]:
