@@ -91,7 +91,20 @@ def check_head(entry: ModelEntry, task: TaskSpec, config: Any) -> None:
         )
 
 
-def predict_example(loaded: LoadedModel, task: TaskSpec, example: Mapping[str, str]) -> dict[str, float] | str:
+def predict_batch(
+    loaded: LoadedModel, task: TaskSpec, examples: Sequence[Mapping[str, str]]
+) -> list[dict[str, float] | str]:
+    """Each example's formatted prediction, in the order given, from one call of the evaluator's batched path.
+
+    Padding is masked, so an example's logits do not depend on the others in its batch: a visitor
+    gets the answer a lone request would get (up to float rounding). The model's lock is held
+    because its fast tokenizer is not safe to share between threads (see :mod:`nlue.space.cache`).
+    """
     with loaded.lock:
-        logits = predict_logits(loaded.model, loaded.tokenizer, task, [example], batch_size=1)
-    return format_prediction(task, logits[0])
+        logits = predict_logits(loaded.model, loaded.tokenizer, task, examples, batch_size=max(1, len(examples)))
+    return [format_prediction(task, row) for row in logits]
+
+
+def predict_example(loaded: LoadedModel, task: TaskSpec, example: Mapping[str, str]) -> dict[str, float] | str:
+    """One example alone (no batching): the reference the batched path is checked against."""
+    return predict_batch(loaded, task, [example])[0]

@@ -22,6 +22,7 @@ from nlue.errors import NlueError
 from nlue.registry.tasks import TASKS, get_task
 from nlue.space import columns as cols
 from nlue.space import text
+from nlue.space.batching import MicroBatcher
 from nlue.space.cache import LoadedModel, ModelCache
 from nlue.space.charts import MAX_CHART_MODELS, score_chart
 from nlue.space.data import DataBrowser
@@ -33,7 +34,7 @@ from nlue.space.inference import (
     field_hint,
     field_label,
     max_fields,
-    predict_example,
+    predict_batch,
     validate_inputs,
 )
 from nlue.space.leaderboard import (
@@ -82,6 +83,9 @@ class SpaceService:
         self.data = DataBrowser(settings.dataset)
         self._board_lock = threading.Lock()
         self._board = load_leaderboard(settings.results_dir)
+        self._batchers: dict[tuple[str, str], MicroBatcher] = {}
+        self._warming: threading.Thread | None = None
+        self._batchers_lock = threading.Lock()
 
     def warm_up(self) -> threading.Thread:
         """Import the model libraries in the background, so that the first visitor does not wait for them.
@@ -99,11 +103,16 @@ class SpaceService:
 
         thread = threading.Thread(target=work, name="nlue-space-warm-up", daemon=True)
         thread.start()
+        self._warming = thread
         return thread
 
     # --- models --------------------------------------------------------------------------
 
     def _load(self, entry: ModelEntry) -> tuple[Any, Any]:
+        if self._warming is not None:
+            # transformers resolves its names lazily; importing them from two threads at once can fail with
+            # "cannot import name ..." in one of them, so a load waits for the warm-up's imports to finish.
+            self._warming.join()
         logger.info("loading %s %s from %s", entry.kind, entry.name, entry.source)
         if entry.kind == "masked-lm":
             return load_masked_lm(entry.source)
@@ -143,9 +152,30 @@ class SpaceService:
         loaded = self._get_model(entry)
         check_head(entry, task, loaded.model.config)
         started = time.perf_counter()
-        output = predict_example(loaded, task, example)
+        answer = self.batcher(entry, task.name).submit(example)
         milliseconds = 1000 * (time.perf_counter() - started)
-        return output, f"`{entry.name}` · {task.name} · {milliseconds:.0f} ms"
+        shared = f" · batch of {answer.batch_size}" if answer.batch_size > 1 else ""
+        return answer.value, f"`{entry.name}` · {task.name} · {milliseconds:.0f} ms{shared}"
+
+    def batcher(self, entry: ModelEntry, task_name: str) -> MicroBatcher:
+        """The batcher of ``entry`` on ``task_name``: concurrent requests for that pair share forward passes.
+
+        One per (model, task): a batch needs one task, since the task decides how an example
+        becomes model input. The model is fetched from the cache for each batch, so an evicted
+        model is loaded again rather than kept alive by its batcher.
+        """
+        key = (entry.name, task_name)
+        with self._batchers_lock:
+            found = self._batchers.get(key)
+            if found is None:
+                task = TASKS[task_name]
+
+                def run(examples: list[dict[str, str]]) -> list[dict[str, float] | str]:
+                    return predict_batch(self._get_model(entry), task, examples)
+
+                found = MicroBatcher(run, self.settings.max_batch_size, name=f"{entry.name} on {task_name}")
+                self._batchers[key] = found
+            return found
 
     def example_inputs(self, task_name: str, seed: int | None = None) -> list[str]:
         """The input fields of a random item of ``task`` from the data source, padded to the form's size."""

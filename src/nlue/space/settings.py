@@ -11,7 +11,8 @@ configured from its Settings page without editing code:
 ``NLUE_SPACE_RESULTS``      folder of results files (default: ``build/results``)
 ``NLUE_SPACE_DATASET``      dataset for the data browser: Hub id or folder (default: sample)
 ``NLUE_SPACE_MAX_CHARS``    longest text accepted in one input field (default: 1000)
-``NLUE_SPACE_CONCURRENCY``  model calls served at once, across all visitors (default: 2)
+``NLUE_SPACE_CONCURRENCY``  GMET model calls served at once, across all visitors (default: 2)
+``NLUE_SPACE_MAX_BATCH``    most "Try a model" requests run in one forward pass (default: 8)
 ==========================  ===========================================================
 """
 
@@ -31,6 +32,7 @@ ENV_RESULTS = "NLUE_SPACE_RESULTS"
 ENV_DATASET = "NLUE_SPACE_DATASET"
 ENV_MAX_CHARS = "NLUE_SPACE_MAX_CHARS"
 ENV_CONCURRENCY = "NLUE_SPACE_CONCURRENCY"
+ENV_MAX_BATCH = "NLUE_SPACE_MAX_BATCH"
 
 
 @dataclass(frozen=True)
@@ -42,13 +44,17 @@ class SpaceSettings:
     dataset: str | None = None  # None: the embedded sample data
     max_chars: int = 1000
     max_top_k: int = 20
-    model_concurrency: int = 2  # model calls (predict + GMET) at once; they share CPU cores
+    model_concurrency: int = 2  # GMET calls at once; each runs its own forward passes on the shared cores
+    # Predictions are micro-batched per model (nlue.space.batching): up to max_batch_size requests share a
+    # forward pass. Twice that many may be inside the handler, so that the next batch gathers while one runs.
+    max_batch_size: int = 8
     data_concurrency: int = 4
-    queue_size: int = 64  # waiting requests beyond this are refused with "queue full"
+    queue_size: int = 256  # waiting requests beyond this are refused with "queue full"; a few KB each
     max_cached_models: int = 6
 
     def __post_init__(self) -> None:
-        for name in ("max_chars", "max_top_k", "model_concurrency", "data_concurrency", "queue_size"):
+        names = ("max_chars", "max_top_k", "model_concurrency", "max_batch_size", "data_concurrency", "queue_size")
+        for name in names:
             if getattr(self, name) < 1:
                 raise NlueError(f"Space setting {name} must be at least 1, got {getattr(self, name)}")
 
@@ -69,7 +75,13 @@ class SpaceSettings:
             dataset=dataset or env.get(ENV_DATASET) or None,
             max_chars=_int_env(ENV_MAX_CHARS, cls.max_chars),
             model_concurrency=_int_env(ENV_CONCURRENCY, cls.model_concurrency),
+            max_batch_size=_int_env(ENV_MAX_BATCH, cls.max_batch_size),
         )
+
+    @property
+    def predict_concurrency(self) -> int:
+        """Requests of the "Try a model" tab let into the handler at once: one batch running, the next one gathering."""
+        return 2 * self.max_batch_size
 
 
 def _int_env(name: str, default: int) -> int:

@@ -2,9 +2,10 @@
 
 Gradio 6: the theme and CSS go to ``launch()`` (see :func:`launch_options`), each event
 sets its own ``concurrency_limit``, and the queue bounds how many requests may wait.
-The two model events share one concurrency pool ("model"): they compete for the same
-CPU cores. Only the model, GMET, data-page and leaderboard events are API endpoints; the
-rest are page plumbing, closed to API clients.
+Predictions have their own pool, wide enough to fill a batch (the service micro-batches
+them per model, :mod:`nlue.space.batching`); GMET calls keep a narrow one, since each
+runs its own forward passes. Only the model, GMET, data-page and leaderboard events are
+API endpoints; the rest are page plumbing, closed to API clients.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import functools
 import html
 import logging
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,6 +23,7 @@ from nlue.errors import NlueError
 from nlue.registry.tasks import TASKS
 from nlue.space import columns as cols
 from nlue.space import text
+from nlue.space.batching import let_idle_cores_sleep
 from nlue.space.charts import MAX_CHART_MODELS
 from nlue.space.data import MAX_PAGE_SIZE
 from nlue.space.exam_board import LEGEND as EXAM_LEGEND
@@ -35,6 +38,13 @@ from nlue.space.settings import SpaceSettings
 
 logger = logging.getLogger(__name__)
 
+QUEUE_STATUS_SECONDS = 1.0
+# Gradio keeps a record of its last 10,000 events and, after every event, rebuilds a monitoring summary
+# from them as a pandas DataFrame: milliseconds per request, and heap growth (about 150 MiB over the first
+# 10,000 requests of a soak) from ever larger frames. The last 1,000 events, summarised once per 1,000, suffice.
+GRADIO_ANALYTICS = {"GRADIO_ANALYTICS_MAX_EVENTS": "1000", "GRADIO_ANALYTICS_CACHE_FREQUENCY": "1000"}
+SESSIONS_KEPT = 2000
+
 CSS = """
 #nlue-intro h1 { margin-bottom: 0.2em; }
 #nlue-status, #try-details, #gmet-details, #data-status { color: var(--body-text-color-subdued); font-size: 0.9em; }
@@ -47,7 +57,11 @@ def launch_options(settings: SpaceSettings) -> dict[str, Any]:
     # Montserrat ships with Gradio; Devanagari falls back to Noto Sans Devanagari, then the system's font.
     font = [gr.themes.LocalFont("Montserrat"), "Noto Sans Devanagari", "ui-sans-serif", "system-ui", "sans-serif"]
     theme = gr.themes.Soft(primary_hue="red", secondary_hue="blue", font=font)
-    return {"theme": theme, "css": CSS}
+    # Enough worker threads for a full predict pool (two batches) beside the GMET and data events.
+    threads = max(40, settings.predict_concurrency + settings.model_concurrency + 4 * settings.data_concurrency)
+    # Gradio keeps each session's copy of the page config (~130 KiB here) for its 10,000 most recent sessions;
+    # an API client that sends no session hash opens one per call, so fewer are kept: memory stays bounded.
+    return {"theme": theme, "css": CSS, "max_threads": threads, "state_session_capacity": SESSIONS_KEPT}
 
 
 def _visitor_errors(handler: Callable[..., Any], outputs: int = 1) -> Callable[..., Any]:
@@ -152,8 +166,11 @@ def _try_tab(service: SpaceService, settings: SpaceSettings) -> None:
         [task, model, *boxes],
         [output, details],
         api_name="predict",
-        concurrency_limit=settings.model_concurrency,
-        concurrency_id="model",
+        concurrency_limit=settings.predict_concurrency,
+        concurrency_id="predict",
+        # The inputs arrive as plain strings, which is what the handler takes; the handler itself checks the
+        # task and model against the catalog, so Gradio's preprocessing (a thread hop per request) adds nothing.
+        preprocess=False,
     )
 
 
@@ -310,6 +327,7 @@ def _board_tab(legend: str, board: Any, elem_id: str) -> None:
 
 def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> gr.Blocks:
     """The whole Space. Reads local files only (models list, results folder): no network."""
+    let_idle_cores_sleep()  # before warm_up, which imports torch
     service = service or SpaceService(settings)
     service.warm_up()
     with gr.Blocks(title=text.PAGE_TITLE, analytics_enabled=False, fill_width=True) as demo:
@@ -330,5 +348,13 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
                 _board_tab(NEDIOM_LEGEND, load_nediom_board(settings.results_dir), "nediom-table")
             with gr.Tab("About", id="about"):
                 gr.Markdown(text.ABOUT)
-    demo.queue(max_size=settings.queue_size, default_concurrency_limit=settings.data_concurrency)
+    for name, value in GRADIO_ANALYTICS.items():  # read when the queue is made; an operator's own values win
+        os.environ.setdefault(name, value)
+    # Queue positions are sent once a second rather than each time a job starts ("auto"), which would
+    # message every waiting visitor per request: quadratic work in a burst.
+    demo.queue(
+        status_update_rate=QUEUE_STATUS_SECONDS,
+        max_size=settings.queue_size,
+        default_concurrency_limit=settings.data_concurrency,
+    )
     return demo
