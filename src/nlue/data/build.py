@@ -10,7 +10,10 @@ only when the whole build succeeded, so a failed build leaves nothing behind. A 
 that is killed (and so cannot clean up) leaves its staging folder; the next build into
 the same place removes it, recognising it by an owner marker (:mod:`nlue.data.staging`).
 
-Each config is built by :class:`nlue.data.config_builder.ConfigBuilder`; sources are found
+Each config is built by :class:`nlue.data.config_builder.ConfigBuilder`, or, for kinds whose
+row rules apply column-wise (classification, regression), by its columnar form
+:class:`nlue.data.columnar_builder.ColumnarConfigBuilder`, which gives the same outputs a
+batch of Arrow rows at a time; sources are found
 by :mod:`nlue.data.discover`, rows checked by :mod:`nlue.data.rows` (the task kind's
 rules), validation carved by :mod:`nlue.data.carve`, the card written by
 :mod:`nlue.data.card`.
@@ -25,8 +28,11 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from nlue.data.columnar import supports_columnar
+from nlue.data.columnar_builder import ColumnarConfigBuilder
 from nlue.data.config_builder import ConfigBuilder
 from nlue.data.report import (
+    ENGINES,
     REJECTS_SUFFIX,
     REPORT_SUFFIX,
     BuildOptions,
@@ -47,6 +53,8 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
 
     if not sources:
         raise NlueError("nothing to build: no configs given")
+    if options.engine not in ENGINES:
+        raise NlueError(f"unknown build engine {options.engine!r}; expected one of {', '.join(ENGINES)}")
     if not 0.0 < options.validation_fraction < 1.0:
         raise NlueError(f"--validation-fraction must be between 0 and 1, got {options.validation_fraction}")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -64,7 +72,10 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
         rejects = 0
         with rejects_path.open("w", encoding="utf-8") as rejects_file:
             for task_sources in sorted(sources, key=lambda s: list(TASKS).index(s.task.name)):
-                builder = ConfigBuilder(task_sources, repo / task_sources.task.name, options, rejects_file)
+                builder_type = ConfigBuilder
+                if options.engine == "columnar" and supports_columnar(task_sources.task):
+                    builder_type = ColumnarConfigBuilder
+                builder = builder_type(task_sources, repo / task_sources.task.name, options, rejects_file)
                 configs[task_sources.task.name] = builder.build()
                 rejects += builder.rejects_written
         write_dataset_card(repo, configs, options)

@@ -142,15 +142,34 @@ class ConfigBuilder:
             if split != "train" and has_train:
                 split_report.overlap = self.train_index.new_counts()
             writer = self._split_writer(split, split_report)
-            for rows in self._kept_rows(files[split], split, split_report, seen, exclude):
-                writer.write_rows(rows)
+            for kept in self._kept_rows(files[split], split, split_report, seen, exclude):
+                self._write_kept(writer, kept)
                 if split == "train":
-                    self.train_index.add(self.train_index.keys(overlap.columns_of_rows(rows, self.input_keys)))
+                    self.train_index.add(self.train_index.keys(self._kept_columns(kept)))
             seen.drop_labels()  # later splits check their keys only
             self._log_fingerprints(split, seen)
             self._finish(split_report, writer)
             report.splits[split] = split_report
         return report
+
+    # ------------------------------------------------------------ how kept rows are held
+    # The row path holds kept rows as dicts; the columnar builder (nlue.data.columnar_builder)
+    # overrides these to hold them as Arrow tables.
+    def _write_kept(self, writer: ShardedSplitWriter | SpillWriter, kept: Any) -> None:
+        writer.write_rows(kept)
+
+    def _kept_columns(self, kept: Any) -> Mapping[str, Sequence[Any]]:
+        """The input columns of kept rows, in ``input_keys`` order."""
+        return overlap.columns_of_rows(kept, self.input_keys)
+
+    def _spilled_key_fields(self) -> Sequence[pa.Field]:
+        """Columns of row keys kept beside spilled rows (none: the row path recomputes them)."""
+        return ()
+
+    def _table_fingerprints(self, table: pa.Table) -> np.ndarray:
+        """Fingerprints of a table's rows, as the split's rows were fingerprinted when read."""
+        columns = self._table_columns(table)
+        return as_keys([fingerprint(v) for v in zip(*columns.values(), strict=True)])
 
     def _new_stats(self) -> SplitStats:
         return SplitStats(self.task.text_fields, self.label_field)
@@ -265,11 +284,31 @@ class ConfigBuilder:
         exclude: Mapping[str, FingerprintSet],
     ) -> list[dict[str, Any]]:
         """Count and reject the entries of ``batch``; the rows kept, in source order."""
+        keep, conflicts, found_in = self._verdicts(
+            as_keys(batch.digests), self._label_codes(batch.labels), split, report, seen, exclude
+        )
+        if batch.problems or conflicts:
+            self._write_rejects(batch, split, conflicts)
+        kept_count = int(np.count_nonzero(keep))
+        report.kept += kept_count
+        rows = batch.rows if kept_count == len(batch.rows) else list(compress(batch.rows, keep.tolist()))
+        if report.overlap is not None and rows:
+            self.train_index.count_kept(self._kept_columns(rows), found_in[keep], report.overlap)
+        return rows
+
+    def _verdicts(
+        self,
+        keys: np.ndarray,
+        label_codes: np.ndarray | None,
+        split: str,
+        report: SplitReport,
+        seen: FingerprintSet,
+        exclude: Mapping[str, FingerprintSet],
+    ) -> tuple[np.ndarray, list[int], np.ndarray]:
+        """Decide and count a batch's valid rows: which are kept, which conflict, where each was found."""
         is_test = split == "test"
         drop_leaks = not is_test or self.options.drop_leaked_test
-        verdicts, found_in = overlap.row_verdicts(
-            as_keys(batch.digests), self._label_codes(batch.labels), seen, exclude, drop_leaks
-        )
+        verdicts, found_in = overlap.row_verdicts(keys, label_codes, seen, exclude, drop_leaks)
         counts = np.bincount(verdicts, minlength=overlap.VERDICTS).tolist()
         if is_test:  # the release's own test items: repeats are counted and kept
             report.kept_duplicates += counts[overlap.DUPLICATE]
@@ -284,23 +323,16 @@ class ConfigBuilder:
             conflicts = np.flatnonzero(verdicts == overlap.CONFLICT).tolist()
         report.leaked_from_train += counts[overlap.FOUND_IN_TRAIN]
         report.leaked_from_validation += counts[overlap.FOUND_IN_VALIDATION]
-        if batch.problems or conflicts:
-            self._write_rejects(batch, split, conflicts)
-        kept_count = int(np.count_nonzero(keep))
-        report.kept += kept_count
-        rows = batch.rows if kept_count == len(batch.rows) else list(compress(batch.rows, keep.tolist()))
-        if report.overlap is not None and rows:
-            self.train_index.count_kept(rows, found_in[keep], report.overlap)
-        return rows
+        return keep, conflicts, found_in
 
-    def _write_rejects(self, batch: _Batch, split: str, conflicts: list[int]) -> None:
+    def _write_rejects(self, batch: Any, split: str, conflicts: list[int]) -> None:
         """Reject the batch's problems and conflicting duplicates, in source order.
 
         A problem noted with ``n`` rows before it comes before row ``n``.
         """
         label_field = self.label_field or "answers"
         conflict_problems = [
-            (i, RowProblem(batch.path, batch.row_numbers[i], label_field, _CONFLICT_REASON)) for i in conflicts
+            (i, RowProblem(batch.path, int(batch.row_numbers[i]), label_field, _CONFLICT_REASON)) for i in conflicts
         ]
         # sorted() is stable and the key leaves the problems uncompared: ties keep source order.
         ordered = sorted(
@@ -326,11 +358,14 @@ class ConfigBuilder:
         """
         strata_chunks: list[np.ndarray] = []
         spill = SpillWriter(
-            self.dir / ".train-spill.arrow", self.features, on_table=lambda t: strata_chunks.append(self._strata(t))
+            self.dir / ".train-spill.arrow",
+            self.features,
+            on_table=lambda t: strata_chunks.append(self._strata(t)),
+            extra_fields=self._spilled_key_fields(),
         )
         source_report = SplitReport()
-        for rows in self._kept_rows(paths, "train", source_report, train_keys, {}):
-            spill.write_rows(rows)
+        for kept in self._kept_rows(paths, "train", source_report, train_keys, {}):
+            self._write_kept(spill, kept)
         spill_path = spill.close()
         train_keys.drop_labels()
         self._log_fingerprints("train", train_keys)
@@ -356,9 +391,8 @@ class ConfigBuilder:
             train_writer.write_table(train)
             val_writer.write_table(validation)
             self.train_index.add(self.train_index.keys(self._table_columns(train)))
-            columns = self._table_columns(validation)
-            validation_keys.add(as_keys([fingerprint(v) for v in zip(*columns.values(), strict=True)]))
-            carved_keys.append(self.train_index.keys(columns))
+            validation_keys.add(self._table_fingerprints(validation))
+            carved_keys.append(self.train_index.keys(self._table_columns(validation)))
         spill_path.unlink()
         carved = overlap.RowKeys.concat(carved_keys, self.train_index.field_names)
         carved_keys.clear()
@@ -368,8 +402,8 @@ class ConfigBuilder:
         self._finish(val_report, val_writer)
         return {"train": train_report, "validation": val_report}, validation_keys
 
-    def _table_columns(self, table: pa.Table) -> dict[str, list[str]]:
-        """A table's input columns as lists, in ``input_keys`` order (as fingerprints join them)."""
+    def _table_columns(self, table: pa.Table) -> Mapping[str, Sequence[Any]]:
+        """A table's input columns, in ``input_keys`` order (as fingerprints join them): lists here."""
         return {name: table.column(name).to_pylist() for name in self.input_keys}
 
     def _strata(self, table: pa.Table) -> np.ndarray:

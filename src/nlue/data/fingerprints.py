@@ -69,17 +69,19 @@ class FingerprintSet:
 
     def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """For each key: whether it is in the set, and its stored label code (0 where absent)."""
-        order = np.argsort(keys, kind="stable")
-        queries = keys[order]
+        keys = np.asarray(keys, dtype=np.uint64)
+        order = None if _ascending(keys) else np.argsort(keys)  # e.g. np.unique's output needs no sort
+        queries = keys if order is None else keys[order]
         found = np.zeros(len(keys), dtype=bool)
         stored = None if self.label_dtype is None else np.zeros(len(keys), dtype=self.label_dtype)
         for partition, (start, stop) in zip(self._partitions, self._slices(queries), strict=True):
             if start < stop and len(partition):
                 # Writes through the views: found/stored are still in query order here.
                 partition.lookup(queries[start:stop], found[start:stop], None if stored is None else stored[start:stop])
-        found[order] = found.copy()
-        if stored is not None:
-            stored[order] = stored.copy()
+        if order is not None:
+            found[order] = found.copy()
+            if stored is not None:
+                stored[order] = stored.copy()
         return found, stored
 
     def contains(self, keys: np.ndarray) -> np.ndarray:
@@ -89,10 +91,13 @@ class FingerprintSet:
         """Add distinct keys that are not in the set yet (with their label codes)."""
         if self.label_dtype is not None and labels is None:
             raise ValueError("this set stores a label code per key; none given")
-        order = np.argsort(keys, kind="stable")
-        keys = np.asarray(keys, dtype=np.uint64)[order]
+        keys = np.asarray(keys, dtype=np.uint64)
+        order = None if _ascending(keys) else np.argsort(keys)  # keys are distinct: any sort will do
+        if order is not None:
+            keys = keys[order]
         if self.label_dtype is not None:
-            labels = np.asarray(labels, dtype=self.label_dtype)[order]
+            labels = np.asarray(labels, dtype=self.label_dtype)
+            labels = labels if order is None else labels[order]
         for partition, (start, stop) in zip(self._partitions, self._slices(keys), strict=True):
             if start < stop:
                 # Copies: a view would keep the whole batch's array alive.
@@ -112,6 +117,10 @@ class FingerprintSet:
         """(start, stop) of each partition's keys within ``sorted_keys``."""
         cuts = np.searchsorted(sorted_keys, self._edges).tolist()
         return list(pairwise([0, *cuts, len(sorted_keys)]))
+
+
+def _ascending(keys: np.ndarray) -> bool:
+    return bool(len(keys) < 2 or (keys[1:] >= keys[:-1]).all())
 
 
 class _Runs:

@@ -17,7 +17,8 @@ rows are not in it. Memory stays fixed-width per row, as for exact de-duplicatio
 8-byte key per distinct folded train item and one per distinct train value of each
 field (:class:`~nlue.data.fingerprints.FingerprintSet`), none of them per test row. These
 keys are 64-bit string hashes (:func:`_string_keys`), not the blake2b fingerprints that
-decide which rows are kept.
+decide which rows are kept. The columnar builder keys the same texts with
+:mod:`nlue.data.text_keys` instead (no Python string per row); a build uses one or the other.
 """
 
 from __future__ import annotations
@@ -106,13 +107,16 @@ class TrainIndex:
         for name in self.field_names:
             _add_new(self.fields[name], keys.fields[name])
 
-    def count_kept(self, rows: Sequence[Mapping[str, Any]], found_in: np.ndarray, counts: OverlapCounts) -> None:
-        """Count kept rows of a validation/test split; ``found_in`` as :func:`row_verdicts` gives it."""
+    def count_kept(self, columns: Mapping[str, Sequence[Any]], found_in: np.ndarray, counts: OverlapCounts) -> None:
+        """Count kept rows of a validation/test split, given column-wise as :meth:`keys` takes them.
+
+        ``found_in`` as :func:`row_verdicts` gives it.
+        """
         in_train = found_in == FOUND_IN_TRAIN
         counts.with_train += int(np.count_nonzero(in_train))
         counts.with_validation += int(np.count_nonzero(found_in == FOUND_IN_VALIDATION))
         if self.rows:
-            self.count(self.keys(columns_of_rows(rows, self.input_keys)), in_train, counts)
+            self.count(self.keys(columns), in_train, counts)
 
     def count(self, keys: RowKeys, exact_in_train: np.ndarray, counts: OverlapCounts) -> None:
         """Count near-duplicates and shared fields among rows of another split.

@@ -24,6 +24,7 @@ DEFAULT_SEED = 42
 DEFAULT_VALIDATION_FRACTION = 0.1
 REPORT_SUFFIX = ".report.json"
 REJECTS_SUFFIX = ".rejects.jsonl"
+ENGINES: tuple[str, ...] = ("columnar", "rows")
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,9 @@ class BuildOptions:
     # The test split is the release's: its items seen in train/validation are counted and
     # kept, unless this asks to remove them (the old leakage rule, now opt-in).
     drop_leaked_test: bool = False
+    # How configs whose rules allow it are built: "columnar" (Arrow batches) or "rows" (one
+    # row at a time, the reference the columnar builder is tested against). Same outputs.
+    engine: str = "columnar"
 
 
 @dataclass

@@ -41,7 +41,7 @@ class Dropped:
 
 
 @dataclass(frozen=True)
-class _BadLabel:
+class BadLabel:
     """Why a raw label value is not a label, and the value as the rejects file shows it."""
 
     reason: str
@@ -135,10 +135,10 @@ class RowConverter:
         raw = record.get(self._label_column)
         if raw is None or (isinstance(raw, str) and not raw.strip()):
             return RowProblem(path, row, label_field, "missing label")
-        label = self._label_of(raw)
+        label = self.label_of(raw)
         if isinstance(label, Dropped):
             return label
-        if isinstance(label, _BadLabel):
+        if isinstance(label, BadLabel):
             return RowProblem(path, row, label_field, label.reason, label.shown)
         out[label_field] = label
         return out
@@ -149,8 +149,8 @@ class RowConverter:
             path, row, rejection.field, rejection.reason, _shown(rejection.value) if rejection.value else ""
         )
 
-    def _label_of(self, raw: Any) -> Any:
-        """The label of a raw value: its id or score, Dropped, or _BadLabel.
+    def label_of(self, raw: Any) -> Any:
+        """The label of a raw value (not missing): its id or score, Dropped, or BadLabel.
 
         Remembered for text and int values: a source repeats a handful of label values
         a million times. Floats are not (0.0 and -0.0 are equal keys but distinct scores).
@@ -175,5 +175,5 @@ class RowConverter:
                 raw = target
         label = self.kind.parse_label(self.task, raw)
         if isinstance(label, str):
-            return _BadLabel(label, _shown(raw))
+            return BadLabel(label, _shown(raw))
         return label

@@ -111,8 +111,15 @@ class SplitStats:
             lengths = pc.utf8_length(table.column(name)).to_numpy().astype(np.int64)
             self._histogram(name).add(lengths)
         if self.label_field is not None:
-            # Counter.update walks values in row order, so keys (e.g. 0.0 vs -0.0) are those add() keeps.
-            self.label_counts.update(table.column(self.label_field).to_pylist())
+            labels = table.column(self.label_field)
+            if pa.types.is_integer(labels.type):  # class ids: counted by Arrow, the same keys and counts
+                counted = pc.value_counts(labels)
+                values, counts = counted.field("values").to_pylist(), counted.field("counts").to_pylist()
+                for value, count in zip(values, counts, strict=True):
+                    self.label_counts[value] += count
+            else:
+                # Counter.update walks values in row order, so keys (e.g. 0.0 vs -0.0) are those add() keeps.
+                self.label_counts.update(labels.to_pylist())
         if "theme" in table.column_names:
             self.group_counts.update(table.column("theme").to_pylist())
         if "answers" in table.column_names:
