@@ -8,7 +8,8 @@ width 256; ``base``, BERT-base's 12 of width 768), nothing downloaded, and measu
   one forward pass per request, no HTTP, no queue;
 * **direct, batched**: ``--clients`` threads calling the same ``SpaceService.predict`` at
   once, so requests are micro-batched exactly as in the Space (``nlue.space.batching``,
-  ``--max-batch``): the reference the Space is held to;
+  ``--max-batch``): the reference the Space is held to, run before and again after the
+  Space's runs, and the two taken together ("both");
 * **Space via gradio_client**: ``--clients`` threads, each with its own
   ``gradio_client.Client``, each sending ``--requests`` predictions to ``/predict``;
 * **Space via REST**: the same through Gradio's REST API with plain httpx (POST, then read
@@ -295,7 +296,9 @@ def with_rest(url: str, task: str, model: str) -> Callable[[int, list[str]], str
     return call
 
 
-def direct(models: Path, results: Path, task: str, model: str, inputs: list[list[str]], clients: int, max_batch: int):
+def direct(
+    models: Path, results: Path, task: str, model: str, inputs: list[list[str]], clients: int, max_batch: int
+) -> tuple[Figures, Figures]:
     """The same predictions in this process: one after another, then from ``clients`` threads at once."""
     from nlue.space.service import SpaceService
     from nlue.space.settings import SpaceSettings
@@ -309,6 +312,17 @@ def direct(models: Path, results: Path, task: str, model: str, inputs: list[list
     sequential = run_visitors(call, inputs, clients=1, requests=len(inputs))
     batched = run_visitors(call, inputs, clients=clients, requests=len(inputs) // clients)
     return sequential, batched
+
+
+def merged(first: Figures, second: Figures) -> Figures:
+    """Two runs of the same calls as one: the reference measured before and after the Space, so that a change
+    in the machine's other load during the Space's runs weighs on both sides alike."""
+    return Figures(
+        latencies=first.latencies + second.latencies,
+        batch_sizes=first.batch_sizes + second.batch_sizes,
+        problems=first.problems + second.problems,
+        wall=first.wall + second.wall,
+    )
 
 
 def main() -> int:
@@ -365,6 +379,7 @@ def main() -> int:
         finally:
             process.terminate()
             process.wait(timeout=30)
+        _, batched_after = direct(models, results, args.task, model, inputs, args.clients, args.max_batch)
 
     import gradio
     import torch
@@ -385,11 +400,14 @@ def main() -> int:
         f"{'':<30} {'n':>6} {'errors':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'req/s':>8} "
         f"{'batch':>6} {'vs dir.':>7} {'wall s':>7} CPU ms/req: Space/clients"
     )
-    print(row("direct Python, sequential", sequential))
-    print(row(f"direct Python, {args.clients} threads", batched))
+    print(row("direct, sequential", sequential))
+    print(row(f"direct, {args.clients} threads, before", batched))
+    print(row(f"direct, {args.clients} threads, after", batched_after))
+    reference = merged(batched, batched_after)
+    print(row(f"direct, {args.clients} threads, both", reference))
     for label, figures in space.items():
-        print(row(label, figures, batched.rate))
-    problems = [p for f in (sequential, batched, *space.values()) for p in f.problems]
+        print(row(label, figures, reference.rate))
+    problems = [p for f in (sequential, reference, *space.values()) for p in f.problems]
     for label, figures in space.items():
         if label.startswith("soak") and figures.rss_mib:
             samples = figures.rss_mib
@@ -400,7 +418,7 @@ def main() -> int:
                 f"{len(figures.problems)} errors"
             )
     for label in list(space)[:2]:
-        ratio = space[label].rate / batched.rate if batched.rate else 0.0
+        ratio = space[label].rate / reference.rate if reference.rate else 0.0
         verdict = "met" if ratio >= GOAL_RATIO and not space[label].problems else "NOT met"
         print(f"goal {label}: requests/s >= {GOAL_RATIO}x direct batched, 0 errors: {ratio:.2f}x, {verdict}")
     for problem in sorted(set(problems))[:5]:

@@ -30,6 +30,14 @@ NEPALI = [
 ]
 
 
+WORDS = " ".join(NEPALI).split()
+TOLERANCE = 2e-8  # batched vs alone differ by ~1e-9 (padding changes the matmul shapes, not the maths)
+
+
+def _words(start: int, count: int) -> str:
+    return " ".join(WORDS[(start + k) % len(WORDS)] for k in range(count))
+
+
 def _wait_until(condition: Callable[[], bool], seconds: float = 30.0) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
@@ -234,30 +242,39 @@ def _model(service: Any, task: str) -> tuple[Any, MicroBatcher, Any]:
     return service._get_model(entry), service.batcher(entry, TASKS[task].name), TASKS[task]
 
 
-def _assert_each_got_its_own(shown: list[dict[str, float]], expected: list[dict[str, float]]) -> None:
-    """``shown[i]`` is ``expected[i]`` up to float rounding, and no other item's answer.
+def _told_apart(loaded: Any, spec: Any, fields: int, count: int = 6) -> tuple[list[list[str]], list[dict]]:
+    """``count`` inputs of different lengths whose answers, predicted alone, are far apart, and those answers.
 
-    The tiny random models answer nearly alike for any input, so the tolerance is set far
-    below the smallest difference between two items' answers (checked here): a request
-    handed another's answer fails.
+    The tiny random models answer nearly alike whatever the input (two inputs can differ by
+    1e-8), so inputs are picked whose answers differ by far more than the tolerance: a request
+    handed another's answer then fails the comparison.
     """
-    tolerance = 2e-8  # batched vs alone differ by ~1e-9 (padding changes the matmul shapes, not the maths)
-    for i, (got, want) in enumerate(zip(shown, expected, strict=True)):
+    from nlue.space.inference import predict_example, validate_inputs
+
+    rows: list[list[str]] = []
+    answers: list[dict] = []
+    for n in range(2, 40):  # lengths differ, so batches pad the shorter items
+        row = [_words(5 * n, n), _words(3 * n + 1, 40 - n)][:fields] + [""] * (3 - fields)
+        answer = predict_example(loaded, spec, validate_inputs(spec, row, 1000))
+        if all(max(abs(answer[k] - other[k]) for k in answer) > 10 * TOLERANCE for other in answers):
+            rows.append(row)
+            answers.append(answer)
+        if len(rows) == count:
+            return rows, answers
+    raise AssertionError("the tiny model answers too many inputs alike to tell them apart")
+
+
+def _assert_each_got_its_own(shown: list[dict[str, float]], expected: list[dict[str, float]]) -> None:
+    """``shown[i]`` is ``expected[i]`` up to float rounding (and so no other item's answer)."""
+    for got, want in zip(shown, expected, strict=True):
         assert list(got) == list(want)
-        assert list(got.values()) == pytest.approx(list(want.values()), abs=tolerance)
-        for j, other in enumerate(expected):
-            if j != i:
-                assert max(abs(other[k] - want[k]) for k in want) > 10 * tolerance, "inputs too alike to tell apart"
+        assert list(got.values()) == pytest.approx(list(want.values()), abs=TOLERANCE)
 
 
 @pytest.mark.parametrize("task", ["sa", "mnli"])
 def test_batched_answers_equal_one_by_one_answers(service: Any, task: str) -> None:
-    from nlue.space.inference import predict_example, validate_inputs
-
     loaded, batcher, spec = _model(service, task)
-    rows = [[NEPALI[i], NEPALI[(i + 1) % len(NEPALI)], ""] for i in range(6)]
-    rows[3][0] = NEPALI[3] * 4  # a longer item: its batch pads the others, which must not change their answers
-    alone = [predict_example(loaded, spec, validate_inputs(spec, row, 1000)) for row in rows]
+    rows, alone = _told_apart(loaded, spec, len(spec.input_fields))
     calls = [lambda row=row: service.predict(task, f"models/{task}", *row) for row in rows]
     results = burst(batcher, loaded.lock, calls)
     assert not [r for r in results if isinstance(r, Exception)]
@@ -328,14 +345,12 @@ def _rest_predict(url: str, session: str, fields: list[str], model: str = "model
 
 
 def test_the_space_serves_a_burst_in_batches_with_an_answer_per_request(space: tuple[str, Any], service: Any) -> None:
-    from nlue.space.inference import predict_example
-
     url, _ = space
     loaded, batcher, spec = _model(service, "sa")
-    expected = [predict_example(loaded, spec, {"text": text}) for text in NEPALI]
-    calls = [lambda i=i: _rest_predict(url, f"visitor-{i}", [NEPALI[i], "", ""]) for i in range(len(NEPALI))]
+    rows, expected = _told_apart(loaded, spec, len(spec.input_fields))
+    calls = [lambda i=i: _rest_predict(url, f"visitor-{i}", rows[i]) for i in range(len(rows))]
     calls.append(lambda: _rest_predict(url, "intruder", [NEPALI[0], "", ""], model="/etc/passwd"))
-    results = burst(batcher, loaded.lock, calls, queued=len(NEPALI) - 1)
+    results = burst(batcher, loaded.lock, calls, queued=len(rows) - 1)
     refused = results[-1]
     assert refused[0] == "error" and "not a classifier this Space offers" in json.dumps(refused[1])
     assert all(kind == "complete" for kind, _ in results[:-1]), results
