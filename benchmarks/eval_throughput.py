@@ -49,6 +49,7 @@ import os
 import platform
 import random
 import statistics
+import sys
 import tempfile
 import time
 import warnings
@@ -330,7 +331,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     calls = 3 if args.quick else 5
     results = {name: PathResult() for name in paths}
     outputs: dict[str, Any] = {}
-    for _ in range(args.repeats):  # interleaved, so that every path meets the same machine load
+    for round_number in range(1, args.repeats + 1):  # interleaved, so that every path meets the same machine load
         for name, function in paths.items():
             outputs[name] = run_path(
                 lambda function=function: function(everything),
@@ -339,6 +340,10 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
                 results[name],
                 lambda: matmul_gflops(size, calls),
             )
+            # Progress on stderr, so that a long run interrupted on a busy machine still leaves its figures.
+            print(f"round {round_number}/{args.repeats} {LABELS[name]}: {results[name].seconds[-1]:.2f} s, "
+                  f"matmul around it {results[name].matmul_around[-1]:.1f} GFLOP/s, "
+                  f"load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)  # fmt: skip
     return {"model": model, "tokenizer": tokenizer, "lengths": lengths, "results": results, "outputs": outputs,
             "matmul_size": size}  # fmt: skip
 
