@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from nlue.errors import NlueError
 from nlue.registry.tasks import get_task
 from nlue.translate.cli import main as translate_main
 from nlue.translate.review import export_review
@@ -103,3 +104,73 @@ def test_backtranslation_scores_a_seeded_sample_against_the_english(server: Faul
     asked = len(server.state.records)
     assert translate_main(argv) == 0 and len(server.state.records) == asked  # journalled: nothing asked again
     assert translate_main(["backtranslate", "--task", "rte", "--out", str(out), "-q"]) == 2
+
+
+def test_the_dataset_card_says_how_a_translated_split_was_made(server: FaultServer, tmp_path: Path) -> None:  # noqa: F811
+    from nlue.cli import main as nlue_main
+
+    out = tmp_path / "work"
+    assert _translate(server, GLUE / "RTE.train.tsv", out, "--batch-size", "4") == 0
+
+    def card() -> str:
+        build = tmp_path / "build"
+        if build.exists():
+            import shutil
+
+            shutil.rmtree(build)
+        assert nlue_main(["build", "--source", str(out), "--configs", "rte", "--out", str(build), "-q"]) == 0
+        return (build / "nlue" / "README.md").read_text(encoding="utf-8")
+
+    text = card()
+    assert "- machine-translated" in text.split("---")[1]  # a tag in the card's metadata
+    section = text.split("## How the machine-translated splits were made")[1].split("\n## ")[0]
+    row = next(line for line in section.splitlines() if line.startswith("| rte | train |"))
+    assert "`RTE.train.tsv` (glue-rte)" in row and "`openai:tiny` (engine)" in row and "`nlue-translate-v1`" in row
+    assert "| 12 → 12 | 0 / 0 / 0 |" in row and "**none imported**" in row and "not run" in row
+    assert "entailment 6 → 6, not_entailment 6 → 6" in section
+    assert "No native-speaker review was imported for `rte` train" in section
+    assert str(tmp_path) not in text  # file names only: no path of the machine that built it
+    # after a review and a back-translation, the card reports both
+    assert translate_main(["review", "export", "--task", "rte", "--out", str(out), "--share", "0.5",
+                           "--min-rows", "1"]) == 0  # fmt: skip
+    sample = out / "_translate" / "rte-train" / "review" / "sample.csv"
+    verdicts = [{**r, "acceptable": "no" if i == 0 else "yes"} for i, r in enumerate(_sheet(sample))]
+    sheet = _write_sheet(tmp_path / "r1.csv", verdicts)
+    assert translate_main(["review", "import", "--task", "rte", "--out", str(out), "--sheets", str(sheet)]) == 0
+    assert translate_main(["backtranslate", "--task", "rte", "--out", str(out), "--endpoint", server.base_url,
+                           "--model", "tiny", "--share", "0.25", "--min-rows", "2", "-q"]) == 0  # fmt: skip
+    back = json.loads((out / "_translate" / "rte-train" / "backtranslation" / "report.json").read_text())
+    section = card().split("## How the machine-translated splits were made")[1].split("\n## ")[0]
+    row = next(line for line in section.splitlines() if line.startswith("| rte | train |"))
+    batch = verdicts[0]["batch"]
+    assert f"6 rows, 1 unacceptable; 1 batch sent back (**1 not yet translated again**: {batch})" in row
+    assert f"BLEU {back['scores']['bleu']}, chrF {back['scores']['chrf']} (3 of 12 rows, by `openai:tiny`)" in row
+    assert "No native-speaker review" not in section
+    # the batch sent back is translated again: the card no longer says it is waiting
+    assert _translate(server, GLUE / "RTE.train.tsv", out, "--batch-size", "4") == 0
+    section = card().split("## How the machine-translated splits were made")[1]
+    row = next(line for line in section.splitlines() if line.startswith("| rte | train |"))
+    assert "6 rows, 1 unacceptable; 1 batch sent back |" in row
+    # a dataset built from sources that were not translated has no such section and no such tag
+    from nlue.data.access import sample_repo
+
+    sample_card = (sample_repo("nlue") / "README.md").read_text(encoding="utf-8")
+    assert "- machine-translated" not in sample_card.split("---")[1] and "How the machine-translated" not in sample_card
+
+
+def test_translation_provenance_is_none_for_other_files_and_survives_a_moved_file(tmp_path: Path) -> None:
+    from nlue.data.translation_provenance import translation_provenance
+
+    plain = tmp_path / "rte" / "train.jsonl"
+    plain.parent.mkdir()
+    plain.write_text('{"sentence1": "क", "sentence2": "ख", "label": "entailment"}\n', encoding="utf-8")
+    assert translation_provenance(plain) is None
+    moved = tmp_path / "rte" / "train.translated.jsonl"
+    moved.write_text(json.dumps({"sentence1": "क", "provenance": {"model": "m", "prompt_version": "v"}}) + "\n")
+    assert translation_provenance(moved) == {"file": moved.name, "model": "m", "prompt_version": "v",
+                                             "run_report": False}  # fmt: skip
+    broken = tmp_path / "_translate" / "rte-train" / "report.json"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("{not json")
+    with pytest.raises(NlueError, match=r"report\.json: not valid JSON"):
+        translation_provenance(moved)

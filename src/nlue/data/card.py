@@ -22,6 +22,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 
 from nlue import __version__
 from nlue.data.card_text import NLUE_CARD_TEXT, kind_texts, overview_lines, sample_banner
+from nlue.data.card_translation import MACHINE_TRANSLATED_TAG, translation_section
 from nlue.data.normalize import NEAR_DUPLICATE_RULES
 from nlue.data.normalize import __doc__ as NORMALIZATION_RULES
 from nlue.data.sample import SAMPLE_TAG
@@ -65,7 +66,8 @@ def _card_data(configs: Mapping[str, ConfigReport], options: BuildOptions) -> Da
         pretty_name=pretty,
         tags=[{"ne": "nepali", "ur": "urdu"}.get(code, code) for code in languages]
         + ["nlue", "benchmark"]
-        + ([SAMPLE_TAG] if options.is_sample else []),
+        + ([SAMPLE_TAG] if options.is_sample else [])
+        + ([MACHINE_TRANSLATED_TAG] if any(cfg.translations for cfg in configs.values()) else []),
     )
     default = next(iter(configs))  # the builder writes configs in registry order
     metadata_configs = MetadataConfigs(
@@ -382,6 +384,7 @@ def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions) -> D
         "",
         _processing_section(configs, options),
         "",
+        *translation_section(configs),
         "## Limitations",
         "",
         (own or NLUE_CARD_TEXT).limitations

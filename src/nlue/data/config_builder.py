@@ -35,6 +35,7 @@ from nlue.data.report import (
 from nlue.data.rows import Dropped, RowConverter
 from nlue.data.sources import read_records
 from nlue.data.stats import SplitStats
+from nlue.data.translation_provenance import translation_provenance
 from nlue.errors import NlueError, RowProblem, SourceError
 from nlue.registry.features import task_features
 
@@ -110,9 +111,12 @@ class ConfigBuilder:
                 f"config {self.task.name!r} has splits {', '.join(self.task.splits)}; "
                 f"got source files for {', '.join(sorted(unknown))}"
             )
-        for split_files in files.values():
+        for split, split_files in files.items():
             for path in split_files:
                 report.source_files.append({"file": path.name, "sha256": file_sha256(path)})
+                made = translation_provenance(path)
+                if made is not None:
+                    report.translations.append({"split": split, **made})
         self.dir.mkdir(parents=True)
         train_keys = FingerprintSet(self.label_dtype)
         validation_keys = FingerprintSet()

@@ -108,11 +108,13 @@ class ConfigReport:
     task: TaskSpec
     splits: dict[str, SplitReport] = field(default_factory=dict)
     source_files: list[dict[str, str]] = field(default_factory=list)
+    translations: list[dict[str, Any]] = field(default_factory=list)  # how each machine-translated source was made
     download_size: int = 0  # bytes of the Parquet files, filled in once they are written
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "sources": self.source_files,
+            **({"translations": self.translations} if self.translations else {}),
             "splits": {name: report.to_dict() for name, report in self.splits.items()},
         }
 

@@ -26,6 +26,7 @@ from typing import Any
 from nlue.errors import NlueError
 from nlue.lm.base import ChatMessage, GenerationRequest, LanguageModel
 from nlue.registry.spec import TaskSpec
+from nlue.translate.layout import RUN_REPORT, backtranslation_dir
 from nlue.translate.output import write_atomic, write_report
 from nlue.translate.prompts import item_fields
 
@@ -36,10 +37,6 @@ BACK_PROMPT = (
     "Translate this Nepali text into English. Keep its meaning exactly. "
     "Answer with the English translation only.\n\n{text}"
 )
-
-
-def backtranslation_dir(work: Path) -> Path:
-    return work / "backtranslation"
 
 
 def engine_back_translator(lm: LanguageModel, max_new_tokens: int = 512) -> Callable[[Sequence[str]], list[str]]:
@@ -112,5 +109,5 @@ def backtranslate(
         "sacrebleu": sacrebleu.__version__,
         "note": "BLEU and chrF of the back-translation against the English source (sacrebleu defaults)",
     }
-    write_report(folder / "report.json", report)
+    write_report(folder / RUN_REPORT, report)
     return report

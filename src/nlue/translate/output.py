@@ -1,4 +1,4 @@
-"""Where a translation run writes, and how: whole files or nothing.
+"""What a translation run writes, and how: whole files or nothing (where: :mod:`nlue.translate.layout`).
 
 ``--out DIR`` is a source folder for ``nlue build --source DIR``:
 
@@ -26,17 +26,6 @@ from typing import Any
 from nlue.errors import RowProblem
 from nlue.registry.spec import TaskSpec
 from nlue.translate.batches import Translated
-
-WORK_FOLDER = "_translate"
-OUTPUT_SUFFIX = ".translated.jsonl"
-
-
-def output_path(out: Path, task: TaskSpec, split: str) -> Path:
-    return out / task.name / f"{split}{OUTPUT_SUFFIX}"
-
-
-def work_dir(out: Path, task: TaskSpec, split: str) -> Path:
-    return out / WORK_FOLDER / f"{task.name}-{split}"
 
 
 def write_atomic(path: Path, lines: Iterable[str]) -> Path:

@@ -32,7 +32,8 @@ from nlue.translate.batches import (
     make_batches,
     run_schedule,
 )
-from nlue.translate.output import output_path, work_dir, write_rejects, write_report, write_translated
+from nlue.translate.layout import RUN_REPORT, output_path, work_dir
+from nlue.translate.output import write_rejects, write_report, write_translated
 from nlue.translate.prompts import PROMPT_VERSION
 from nlue.translate.quality import DEFAULT_MIN_DEVANAGARI, ScriptReport, script_problem
 from nlue.translate.readers import SourceRow, read_source, split_from_name
@@ -56,7 +57,7 @@ class RunPaths:
 
     @property
     def report(self) -> Path:
-        return self.work / "report.json"
+        return self.work / RUN_REPORT
 
 
 def resolve_split(source: Path, split: str | None, task: TaskSpec) -> str:

@@ -28,6 +28,7 @@ from typing import Any
 from nlue.data.sources import read_records
 from nlue.errors import NlueError, RowProblem
 from nlue.registry.spec import TaskSpec
+from nlue.translate.layout import RETRANSLATE, REVIEW_SUMMARY, review_dir
 from nlue.translate.output import write_atomic, write_report
 from nlue.translate.prompts import item_fields
 
@@ -52,10 +53,6 @@ the label the item carries. Fill in, from 1 (bad) to 5 (good):
 and `acceptable`: `yes` if the row can stay in the dataset as it is, `no` if not.
 Leave a row's `acceptable` empty to skip it. Save the file as CSV (UTF-8).
 """
-
-
-def review_dir(work: Path) -> Path:
-    return work / "review"
 
 
 def _translated(path: Path) -> list[dict[str, Any]]:
@@ -149,7 +146,7 @@ def import_review(
         for batch, n in sorted(reviewed.items())
     }
     sent_back = [batch for batch, counts in batches.items() if counts["share"] > max_unacceptable]
-    rounds_path = folder / "retranslate.json"
+    rounds_path = folder / RETRANSLATE
     rounds: dict[str, int] = json.loads(rounds_path.read_text(encoding="utf-8")) if rounds_path.is_file() else {}
     for batch in sent_back:
         rounds[batch] = rounds.get(batch, 0) + 1
@@ -164,13 +161,13 @@ def import_review(
         "sent_back": sent_back,
         "review_rounds": rounds,
     }
-    write_report(folder / "verdicts.json", summary)
+    write_report(folder / REVIEW_SUMMARY, summary)
     return summary
 
 
 def review_rounds(work: Path) -> dict[str, int]:
     """Batch -> how many times review sent it back (empty when never)."""
-    path = review_dir(work) / "retranslate.json"
+    path = review_dir(work) / RETRANSLATE
     if not path.is_file():
         return {}
     try:

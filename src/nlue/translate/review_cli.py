@@ -24,9 +24,9 @@ from nlue.cli_support import (
 from nlue.errors import NlueError
 from nlue.registry.tasks import TASKS, get_task
 from nlue.registry.translation_sources import TRANSLATION_SOURCES
-from nlue.translate.backtranslate import DEFAULT_MIN_ROWS, DEFAULT_SHARE, backtranslate, backtranslation_dir
-from nlue.translate.output import output_path, work_dir
-from nlue.translate.review import DEFAULT_MAX_UNACCEPTABLE, export_review, import_review, review_dir
+from nlue.translate.backtranslate import DEFAULT_MIN_ROWS, DEFAULT_SHARE, backtranslate
+from nlue.translate.layout import backtranslation_dir, output_path, review_dir, work_dir
+from nlue.translate.review import DEFAULT_MAX_UNACCEPTABLE, export_review, import_review
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
