@@ -382,7 +382,7 @@ def report(args: argparse.Namespace, measured: dict[str, Any]) -> dict[str, Any]
     print(f"inputs: {items} {TASK.name} pairs; tokens per pair (specials included): mean {np.mean(lengths):.1f}, "
           f"p5 {p[0]:.0f}, p25 {p[1]:.0f}, p50 {p[2]:.0f}, p75 {p[3]:.0f}, p95 {p[4]:.0f}, max {p[5]:.0f}; "
           f"B = {args.batch_size}; median of {args.repeats} interleaved rounds (spread = min-max)")  # fmt: skip
-    print(f"{'path':<38}{'seconds':>9}{'spread':>13}{'items/s':>9}{'padding':>9}"
+    print(f"{'path':<38}{'seconds':>9}{'spread':>15}{'items/s':>9}{'padding':>9}"
           f"{'useful GF/s':>13}{'exec GF/s':>11}{'useful %mm':>12}{'exec %mm':>10}")  # fmt: skip
     table: dict[str, dict[str, float]] = {}
     for name, result in results.items():
@@ -393,7 +393,7 @@ def report(args: argparse.Namespace, measured: dict[str, Any]) -> dict[str, Any]
         table[name] = {"seconds": seconds, "items_per_second": items / seconds, "useful_gflops": useful,
                        "executed_gflops": executed, "padding": padding, "matmul_share": share,
                        "executed_matmul_share": share * result.executed_flops / result.useful_flops}  # fmt: skip
-        print(f"{LABELS[name]:<38}{seconds:>9.2f}{f'{min(result.seconds):.2f}-{max(result.seconds):.2f}':>13}"
+        print(f"{LABELS[name]:<38}{seconds:>9.2f}{f'{min(result.seconds):.2f}-{max(result.seconds):.2f}':>15}"
               f"{items / seconds:>9.1f}{padding:>8.1%}{useful:>13.1f}{executed:>11.1f}"
               f"{share:>11.1%}{table[name]['executed_matmul_share']:>10.1%}")  # fmt: skip
     rates = [mm for result in results.values() for mm in result.matmul_around]

@@ -129,18 +129,30 @@ def test_batching_does_not_change_scores(bert_tokenizer):
         assert a.scores == pytest.approx(b.scores, abs=1e-5)
 
 
-@pytest.mark.parametrize("family", ["bert", "roberta", "deberta-v2", "distilbert"])
-def test_projecting_only_masked_positions_equals_full_logits(tmp_path: Path, family):
+@pytest.mark.parametrize(
+    ("family", "attention"),
+    [
+        ("bert", "sdpa"),
+        ("bert", "eager"),
+        ("roberta", "sdpa"),
+        ("roberta", "eager"),
+        ("deberta-v2", None),
+        ("distilbert", None),
+    ],
+)
+def test_projecting_only_masked_positions_equals_full_logits(tmp_path: Path, family, attention):
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     path = save_tiny_encoder(tmp_path / family, family)
     tok = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForMaskedLM.from_pretrained(path)
+    model = AutoModelForMaskedLM.from_pretrained(path, **({"attn_implementation": attention} if attention else {}))
     predictor = MaskedLMPredictor(model, tok, family, show_progress=False)
     enc = tok(["आज राति आकाशमा चन्द्रमा देखियो ।", "भात"], padding=True, return_tensors="pt")
     rows, cols = [0, 0, 1], [2, 4, 1]
     got = predictor._log_probs(enc["input_ids"], enc["attention_mask"], rows, cols)
     assert predictor.last_pass_sliced, f"{family}: the output projection should see only the masked positions"
+    # BERT-layout models also run their last layer only there (mlm_trim); the others run it whole
+    assert predictor.last_pass_trimmed == (family in ("bert", "roberta")), family
     with torch.inference_mode():
         full = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).logits
     expected = torch.log_softmax(full[rows, cols].float(), dim=-1)

@@ -152,6 +152,7 @@ def test_rankings_and_scores_equal_the_plain_algorithm(models: dict[str, Path], 
     )
     expected, needed = reference_predict(predictor, items)
     got = predictor.predict(items)
+    assert predictor.trim_last_layer and predictor.last_pass_trimmed  # the last layer ran at the read positions only
     _same(got, expected)
     # Never more passes than the distinct sequences the plain algorithm needs, and never one sequence twice.
     assert predictor.forward_sequences <= needed

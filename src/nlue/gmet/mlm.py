@@ -56,7 +56,8 @@ the PLL score, pruning and ranking in :mod:`nlue.gmet.mlm_rank`.
 Speed: every forward pass a run needs (proposals, greedy steps, PLL factors) is keyed by
 its token ids, de-duplicated across candidates and items, sorted by length and batched;
 only the masked positions go through the vocabulary projection (a forward pre-hook on
-the output embeddings selects them) so large vocabularies cost little. Each pass keeps
+the output embeddings selects them) so large vocabularies cost little, and for BERT-layout
+models only those positions go through the last layer (:mod:`nlue.gmet.mlm_trim`). Each pass keeps
 its whole log-probability rows for the later rounds of the same items, so that no
 sequence runs twice (a word's pieces are only known once the proposals and greedy steps
 are in, and its factors mostly sit in sequences those rounds ran); items go through in
@@ -107,8 +108,11 @@ class MaskedLMPredictor(Ranking):
         length_alpha: float = DEFAULT_LENGTH_ALPHA,
         answer_candidates: bool = False,
         show_progress: bool = True,
+        trim_last_layer: bool = True,
     ) -> None:
         import torch
+
+        from nlue.gmet.mlm_trim import install
 
         self.name = name
         self.mask_token, self.mask_id = mask_token_of(tokenizer, name)
@@ -119,6 +123,8 @@ class MaskedLMPredictor(Ranking):
         self.tokenizer = tokenizer
         self.device = pick_device(device)
         self.model = model.to(self.device).eval()
+        # The last layer only where log-probabilities are read (same numbers, less work); off: the model's own.
+        self.trim_last_layer = trim_last_layer and install(self.model)
         self.batch_size = batch_size
         self.top_k = top_k
         self.max_pieces = max_pieces
@@ -150,6 +156,7 @@ class MaskedLMPredictor(Ranking):
         self.repeated_sequences = 0
         self.pruned_candidates = 0
         self.last_pass_sliced = False  # whether the last forward pass projected only the masked positions
+        self.last_pass_trimmed = False  # whether its last layer ran only there
 
     @classmethod
     def from_pretrained(cls, name_or_path: str, **kwargs: Any) -> MaskedLMPredictor:

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from contextlib import nullcontext
 from typing import Any
 
 from nlue.errors import NlueError
 from nlue.gmet.mlm_pieces import Ask, Key
+from nlue.gmet.mlm_trim import reading_only
 
 PAD_SLACK = 1.02  # CPU batches: at most 2% padding...
 MIN_BATCH_TOKENS = 256  # ...once a batch is large enough to keep the matrix products efficient
@@ -40,6 +42,8 @@ class ForwardPasses:
     forward_sequences: int
     repeated_sequences: int
     last_pass_sliced: bool
+    last_pass_trimmed: bool
+    trim_last_layer: bool
 
     def answered(self, ask: Ask) -> bool:
         """Whether the caches hold what ``ask`` wants; fills ``_logp``/``_top`` from a cached row when they can."""
@@ -127,11 +131,15 @@ class ForwardPasses:
         head = self.model.get_output_embeddings() if hasattr(self.model, "get_output_embeddings") else None
         handle = head.register_forward_pre_hook(select) if isinstance(head, torch.nn.Module) else None
         try:
-            with torch.inference_mode():
+            with (
+                torch.inference_mode(),
+                reading_only(rows_t, cols_t) if self.trim_last_layer else nullcontext() as trim,
+            ):
                 out = self.model(input_ids=ids.to(self.device), attention_mask=attention.to(self.device))
         finally:
             if handle is not None:
                 handle.remove()
+        self.last_pass_trimmed = bool(trim and trim["trimmed"])
         logits = out.logits if hasattr(out, "logits") else out[0]
         self.last_pass_sliced = bool(state["sliced"] and logits.dim() == 2 and logits.shape[0] == len(rows))
         if self.last_pass_sliced:
