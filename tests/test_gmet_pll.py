@@ -213,3 +213,33 @@ def test_exact_ties_never_favour_a_listed_answer(bert_tokenizer):
     [prediction] = MaskedLMPredictor(model, tok, "uniform", show_progress=False).predict([item])
     assert len(set(prediction.scores)) == 1
     assert prediction.prediction not in item.answers
+
+
+def test_the_trimmed_last_layer_follows_a_deep_copy_and_leaves_a_wrapped_layer_alone(tmp_path: Path):
+    import copy
+
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    from nlue.gmet import mlm_trim
+
+    path = save_tiny_encoder(tmp_path / "bert", "bert")
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForMaskedLM.from_pretrained(path)
+    assert MaskedLMPredictor(model, tok, "bert", show_progress=False).trim_last_layer
+    twin = copy.deepcopy(model)
+    assert twin.bert.encoder.layer[-1].forward.__self__ is twin.bert.encoder.layer[-1]  # not the original's layer
+    with torch.no_grad():  # the copy's own weights: changing them changes its output, not the original's
+        twin.bert.encoder.layer[-1].output.dense.weight.zero_()
+    enc = tok(["आज राति आकाशमा चन्द्रमा देखियो ।"], return_tensors="pt")
+    rows, cols = torch.tensor([0]), torch.tensor([2])
+    with torch.inference_mode(), mlm_trim.reading_only(rows, cols) as state:
+        trimmed = twin(**enc).logits[0, 2]
+    assert state["trimmed"]
+    with torch.inference_mode():
+        assert torch.allclose(trimmed, twin(**enc).logits[0, 2], atol=1e-5)
+        assert not torch.allclose(trimmed, model(**enc).logits[0, 2], atol=1e-3)
+    # a layer whose forward another library already wraps (accelerate's device hooks do) is left alone
+    other = AutoModelForMaskedLM.from_pretrained(path)
+    layer = other.bert.encoder.layer[-1]
+    layer.forward = lambda *args, **kwargs: type(layer).forward(layer, *args, **kwargs)
+    assert not mlm_trim.install(other) and not MaskedLMPredictor(other, tok, "b", show_progress=False).trim_last_layer

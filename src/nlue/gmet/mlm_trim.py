@@ -81,27 +81,33 @@ def _trimmed(layer: Any, hidden: Any, mask: Any, rows: Any, cols: Any) -> Any | 
     return out
 
 
+def _forward(self: Any, hidden_states: Any, attention_mask: Any = None, *args: Any, **kwargs: Any) -> Any:
+    """The trimmable layer's forward: trimmed inside :func:`reading_only` on this thread, its class's otherwise.
+
+    Bound to the layer as a method (not a closure over it), so that a deep copy of the model
+    binds it to the copy and pickling finds it by name.
+    """
+    selection = getattr(_SELECTION, "value", None)
+    extras = (*args, kwargs.get("encoder_hidden_states"), kwargs.get("past_key_values"))
+    if selection is not None and all(extra is None for extra in extras):  # no cross-attention, no cache
+        out = _trimmed(self, hidden_states, attention_mask, *selection)
+        if out is not None:
+            _SELECTION.used = True
+            return out
+    return type(self).forward(self, hidden_states, attention_mask, *args, **kwargs)
+
+
 def install(model: Any) -> bool:
     """Make the model's last layer trimmable (once); False when the model's layout is not one handled here."""
+    import types
+
     layer = _last_layer(model)
     if layer is None:
         return False
-    if getattr(layer, "_nlue_trimmable", False):
-        return True
-    own_forward = layer.forward
-
-    def forward(hidden_states: Any, attention_mask: Any = None, *args: Any, **kwargs: Any) -> Any:
-        selection = getattr(_SELECTION, "value", None)
-        extras = (*args, kwargs.get("encoder_hidden_states"), kwargs.get("past_key_values"))
-        if selection is not None and all(extra is None for extra in extras):  # no cross-attention, no cache
-            out = _trimmed(layer, hidden_states, attention_mask, *selection)
-            if out is not None:
-                _SELECTION.used = True
-                return out
-        return own_forward(hidden_states, attention_mask, *args, **kwargs)
-
-    layer.forward = forward
-    layer._nlue_trimmable = True
+    current = layer.__dict__.get("forward")
+    if current is not None:  # already ours, or another library's wrapper (accelerate's device hooks): keep it
+        return getattr(current, "__func__", None) is _forward
+    layer.forward = types.MethodType(_forward, layer)
     return True
 
 
