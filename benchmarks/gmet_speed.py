@@ -48,7 +48,9 @@ from nlue.gmet.mlm_pieces import masked_text, pick_device
 from nlue.tiny_models import tiny_config, train_tokenizer
 
 
-def build_model(out: Path, family: str, size: str) -> Path:
+def build_model(out: Path, family: str, size: str, vocab_size: int | None = None) -> Path:
+    """A masked LM with random weights; ``vocab_size`` widens its embeddings and output projection beyond the
+    sample-trained tokenizer's pieces (the extra ids are never typed, but every output row is computed)."""
     from transformers import AutoModelForMaskedLM
 
     tokenizer = train_tokenizer(family)  # type: ignore[arg-type]
@@ -64,6 +66,8 @@ def build_model(out: Path, family: str, size: str) -> Path:
     config = tiny_config(family, len(tokenizer), tokenizer)  # type: ignore[arg-type]
     for key, value in overrides.items():
         setattr(config, key, value)
+    if vocab_size:
+        config.vocab_size = max(vocab_size, len(tokenizer))
     torch.manual_seed(0)
     model = AutoModelForMaskedLM.from_config(config)
     model.save_pretrained(out)
@@ -100,6 +104,8 @@ def main() -> None:
     parser.add_argument("--model", help="fill-mask checkpoint (default: a model built here with random weights)")
     parser.add_argument("--size", choices=("tiny", "base"), default="tiny", help="size of the built model")
     parser.add_argument("--family", choices=("bert", "roberta"), default="bert", help="family of the built model")
+    parser.add_argument("--vocab-size", type=int, help="output vocabulary of the built model (default: the "
+                        "sample tokenizer's 2,000; mBERT has 119,547, XLM-R 250,002)")  # fmt: skip
     parser.add_argument("--items", type=int, default=150, help="items to score (the 150 sample items, cycled)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", default="auto")
@@ -112,7 +118,7 @@ def main() -> None:
     device = pick_device(args.device)
     items = cycle_items(load_items(None), args.items)
     with tempfile.TemporaryDirectory() as tmp:
-        path = args.model or str(build_model(Path(tmp) / "model", args.family, args.size))
+        path = args.model or str(build_model(Path(tmp) / "model", args.family, args.size, args.vocab_size))
         predictor = MaskedLMPredictor.from_pretrained(
             path, device=device, batch_size=args.batch_size, show_progress=False
         )
@@ -163,7 +169,7 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     floor = sum(range(1, 4))
     print(f"model: {args.model or f'{args.size} {args.family} (random weights)'}, {params:.1f}M parameters, "
-          f"vocab {len(tokenizer)}, device {device}, torch threads {torch.get_num_threads()}")  # fmt: skip
+          f"vocab {len(tokenizer)} pieces, output vocabulary {model.config.vocab_size}, device {device}, torch threads {torch.get_num_threads()}")  # fmt: skip
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, 1-minute load average "
           f"{load_before:.2f} before and {load:.2f} after; torch {torch.__version__}, "
           f"transformers {transformers.__version__}")  # fmt: skip
