@@ -17,7 +17,8 @@
   spelling (``--results-dir`` and ``--results_dir``), as transformers' HfArgumentParser
   already does for `nlue train` and `nlue search`: one rule for every sub-command;
 * :func:`parse_or_exit_code` - argparse's ``--help`` and usage errors as exit codes, not
-  exceptions, so that sub-commands can be called as functions.
+  exceptions, so that sub-commands can be called as functions;
+* :func:`run_with_parser` - all of the above for a sub-command with its own parser: its ``main``.
 """
 
 from __future__ import annotations
@@ -150,6 +151,23 @@ def parse_or_exit_code(parser: argparse.ArgumentParser, argv: Sequence[str]) -> 
     except SystemExit as exc:
         return exit_code(exc)
     return known
+
+
+def run_with_parser(
+    command: str,
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str] | None,
+    action: Callable[[argparse.Namespace], int | None],
+) -> int:
+    """Parse ``argv`` (``sys.argv[1:]`` when None) in both spellings, set up logging, run ``action(args)``.
+
+    The whole ``main`` of a sub-command with its own parser; returns the exit status.
+    """
+    args = parse_or_exit_code(accept_both_spellings(parser), sys.argv[1:] if argv is None else argv)
+    if isinstance(args, int):
+        return args
+    configure_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
+    return run_command(command, lambda: action(args))
 
 
 def _chosen_parser(parser: argparse.ArgumentParser, parsed: argparse.Namespace) -> argparse.ArgumentParser:

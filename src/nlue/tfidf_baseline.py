@@ -384,12 +384,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue baseline` with ``argv`` (without the `baseline` word) on the CLI backbone; return the exit status."""
-    parser = cli_support.accept_both_spellings(build_parser())
-    args = cli_support.parse_or_exit_code(parser, sys.argv[1:] if argv is None else argv)
-    if isinstance(args, int):
-        return args
-    cli_support.configure_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
-    return cli_support.run_command("baseline", lambda: _run(args))
+    return cli_support.run_with_parser("baseline", build_parser(), argv, _run)
 
 
 if __name__ == "__main__":

@@ -12,16 +12,12 @@ lm-evaluation-harness hands to ``datasets.load_dataset``: a Hub id, or the folde
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from nlue.cli_support import (
-    accept_both_spellings,
     add_logging_options,
-    configure_logging,
-    parse_or_exit_code,
-    run_command,
+    run_with_parser,
 )
 from nlue.evals.lm_eval_export import export_lm_eval, exportable
 from nlue.registry.tasks import TASKS
@@ -72,8 +68,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue export` with ``argv`` (without the `export` word); return the exit status."""
-    args = parse_or_exit_code(accept_both_spellings(build_parser()), sys.argv[1:] if argv is None else argv)
-    if isinstance(args, int):
-        return args
-    configure_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
-    return run_command("export", lambda: run(args))
+    return run_with_parser("export", build_parser(), argv, run)

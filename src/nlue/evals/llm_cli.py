@@ -24,17 +24,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from nlue.cli_support import (
-    accept_both_spellings,
     add_logging_options,
-    configure_logging,
-    parse_or_exit_code,
-    run_command,
+    run_with_parser,
 )
 from nlue.errors import NlueError
 from nlue.evals.mcq.prompts import PAPER_SHOTS, SEED, render, show_prompt
@@ -255,8 +251,4 @@ def run_nlue_command(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue llm` with ``argv`` (without the `llm` word); return the exit status."""
-    args = parse_or_exit_code(accept_both_spellings(build_parser()), sys.argv[1:] if argv is None else argv)
-    if isinstance(args, int):
-        return args
-    configure_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
-    return run_command("llm", lambda: args.action(args))
+    return run_with_parser("llm", build_parser(), argv, lambda args: args.action(args))

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from nlue.cli_support import accept_both_spellings, configure_logging, parse_or_exit_code, run_command
+from nlue.cli_support import run_with_parser
 from nlue.errors import NlueError
 from nlue.gmet.console import print_paths, print_scores
 
@@ -201,12 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue gmet` with ``argv`` (without the `gmet` word); return the exit status."""
-    args = parse_or_exit_code(accept_both_spellings(build_parser()), sys.argv[1:] if argv is None else argv)
-    if isinstance(args, int):
-        return args
-    configure_logging(args.verbose, args.quiet)
 
-    def action() -> int:
+    def action(args: argparse.Namespace) -> int:
         if args.model is not None:
             return run_model(args)
         if args.sheet is not None:
@@ -215,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_judgments(args)
 
-    return run_command("gmet", action)
+    return run_with_parser("gmet", build_parser(), argv, action)
 
 
 def _check_positive(args: argparse.Namespace) -> None:

@@ -20,17 +20,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from nlue.cli_support import (
-    accept_both_spellings,
     add_logging_options,
-    configure_logging,
-    parse_or_exit_code,
-    run_command,
+    run_with_parser,
 )
 from nlue.data.sources import read_records
 from nlue.errors import NlueError
@@ -232,8 +228,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue idioms` with ``argv`` (without the `idioms` word); return the exit status."""
-    args = parse_or_exit_code(accept_both_spellings(build_parser()), sys.argv[1:] if argv is None else argv)
-    if isinstance(args, int):
-        return args
-    configure_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
-    return run_command("idioms", lambda: run(args))
+    return run_with_parser("idioms", build_parser(), argv, run)

@@ -16,18 +16,14 @@ import argparse
 import json
 import logging
 import os
-import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from nlue.cli_support import (
-    accept_both_spellings,
     add_logging_options,
-    configure_logging,
-    parse_or_exit_code,
-    run_command,
+    run_with_parser,
 )
 from nlue.data.sources import read_records
 from nlue.errors import NlueError
@@ -143,8 +139,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue mcq` with ``argv`` (without the `mcq` word); return the exit status."""
-    args = parse_or_exit_code(accept_both_spellings(build_parser()), sys.argv[1:] if argv is None else argv)
-    if isinstance(args, int):
-        return args
-    configure_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
-    return run_command("mcq", lambda: run(args))
+    return run_with_parser("mcq", build_parser(), argv, run)

@@ -9,16 +9,12 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 from nlue.cli_support import (
-    accept_both_spellings,
     add_logging_options,
-    configure_logging,
-    parse_or_exit_code,
-    run_command,
+    run_with_parser,
 )
 from nlue.errors import NlueError
 from nlue.space.settings import DEFAULT_MODELS, DEFAULT_RESULTS, SpaceSettings
@@ -109,8 +105,4 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="nlue space", description="Serve the NLUE Gradio Space.")
     add_space_arguments(parser)
     add_logging_options(parser)
-    args = parse_or_exit_code(accept_both_spellings(parser), sys.argv[1:] if argv is None else argv)
-    if isinstance(args, int):
-        return args
-    configure_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
-    return run_command("space", lambda: run_space_command(args))
+    return run_with_parser("space", parser, argv, run_space_command)

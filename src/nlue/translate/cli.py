@@ -20,11 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nlue.cli_support import (
-    accept_both_spellings,
     add_logging_options,
-    configure_logging,
-    parse_or_exit_code,
-    run_command,
+    run_with_parser,
 )
 from nlue.errors import NlueError
 from nlue.lm.journal import Journal
@@ -146,8 +143,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         from nlue.translate.review_cli import main as review_main
 
         return review_main(argv)
-    args = parse_or_exit_code(accept_both_spellings(build_parser()), argv)
-    if isinstance(args, int):
-        return args
-    configure_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
-    return run_command("translate", lambda: run(args))
+    return run_with_parser("translate", build_parser(), argv, run)

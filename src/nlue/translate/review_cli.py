@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from nlue.cli_support import (
-    accept_both_spellings,
     add_logging_options,
-    configure_logging,
-    parse_or_exit_code,
-    run_command,
+    run_with_parser,
 )
 from nlue.errors import NlueError
 from nlue.registry.tasks import TASKS, get_task
@@ -124,8 +120,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue translate review|backtranslate ...`; return the exit status."""
-    args = parse_or_exit_code(accept_both_spellings(build_parser()), sys.argv[1:] if argv is None else argv)
-    if isinstance(args, int):
-        return args
-    configure_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
-    return run_command("translate", lambda: run(args))
+    return run_with_parser("translate", build_parser(), argv, run)
