@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from nlue.registry.kinds.multiple_choice import MultipleChoiceKind
 from nlue.registry.mcq import TABLE4_COLUMNS, URDUMMLU_TABLE4, format_invalid_rate
-from nlue.registry.tasks import TASKS
 from nlue.results import read_results
+from nlue.space.table_board import TableBoard, data_label, is_task_of_kind
 
 logger = logging.getLogger(__name__)
 
@@ -55,17 +52,7 @@ LEGEND = (
 
 def is_exam(task_name: str) -> bool:
     """Whether ``task_name`` is scored on the exams' leaderboard (a multiple-choice exam)."""
-    task = TASKS.get(task_name)
-    return task is not None and isinstance(task.kind, MultipleChoiceKind)
-
-
-@dataclass
-class ExamBoard:
-    rows: list[dict[str, Any]]
-    skipped: list[str] = field(default_factory=list)
-
-    def frame(self) -> pd.DataFrame:
-        return pd.DataFrame(self.rows, columns=list(COLUMNS))
+    return is_task_of_kind(task_name, MultipleChoiceKind)
 
 
 def paper_rows() -> list[dict[str, Any]]:
@@ -118,11 +105,11 @@ def _run_row(model: str, data: Mapping[str, Any]) -> dict[str, Any]:
         "All (all items)": _percent(metrics["accuracy_all_items"]),
         "95% CI (all items)": f"{low:.1f}-{high:.1f}" if low is not None and high is not None else "",
         "Inv%": format_invalid_rate(float(invalid)) if isinstance(invalid, int | float) else "",
-        "data": "⚠ sample data" if dataset.get("is_sample") else str(dataset.get("id") or "unknown data"),
+        "data": data_label(dataset),
     }
 
 
-def result_rows(results_dir: Path) -> ExamBoard:
+def result_rows(results_dir: Path) -> TableBoard:
     """Every exam results file under ``results_dir``, one row each (the newest per model, exam, prompt, shots)."""
     root = Path(results_dir)
     newest: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = {}
@@ -142,11 +129,11 @@ def result_rows(results_dir: Path) -> ExamBoard:
         created = str(data.get("created") or "")
         if key not in newest or newest[key][0] <= created:
             newest[key] = (created, row)
-    return ExamBoard([row for _, row in sorted(newest.values(), key=lambda pair: pair[1]["model"])], skipped)
+    return TableBoard(COLUMNS, [row for _, row in sorted(newest.values(), key=lambda pair: pair[1]["model"])], skipped)
 
 
-def load_exam_board(results_dir: Path) -> ExamBoard:
+def load_exam_board(results_dir: Path) -> TableBoard:
     """Our runs first (sorted by overall accuracy over all items), then the paper's Table 4."""
     found = result_rows(results_dir)
     runs = sorted(found.rows, key=lambda r: -(r["All (all items)"] or 0.0))
-    return ExamBoard(runs + paper_rows(), found.skipped)
+    return TableBoard(COLUMNS, runs + paper_rows(), found.skipped)

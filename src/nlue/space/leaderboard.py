@@ -28,6 +28,7 @@ from nlue.registry.tasks import TASK_NAMES, TASKS, get_task
 from nlue.results import model_slug, read_results
 from nlue.scoring import NlueScore, nlue_score, primary_score
 from nlue.space import columns as cols
+from nlue.space.table_board import SAMPLE_DATA_LABEL
 
 logger = logging.getLogger(__name__)
 
@@ -175,7 +176,7 @@ def _row_from_runs(model: str, runs: Sequence[_Run]) -> LeaderboardRow:
     judged = [latest[(t, False)] for t in TASK_NAMES if (t, False) in latest]
     automatic = [latest[(t, True)] for t in TASK_NAMES if (t, True) in latest]
     chosen = judged + automatic
-    data = "⚠ sample data" if any(r.is_sample for r in chosen) else ", ".join(sorted({r.dataset for r in chosen}))
+    data = SAMPLE_DATA_LABEL if any(r.is_sample for r in chosen) else ", ".join(sorted({r.dataset for r in chosen}))
     bases = {r.base_model for r in chosen if r.base_model}
     params = _PARAMS_BY_HUB_ID.get(bases.pop()) if len(bases) == 1 else None
     return LeaderboardRow(

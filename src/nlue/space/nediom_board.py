@@ -15,16 +15,13 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from nlue.registry.kinds.idiomaticity import VARIANTS, IdiomaticityKind
 from nlue.registry.nediom import TABLE3, TABLE3_SETTINGS
-from nlue.registry.tasks import TASKS
 from nlue.results import read_results
+from nlue.space.table_board import TableBoard, data_label, is_task_of_kind
 
 logger = logging.getLogger(__name__)
 
@@ -41,17 +38,7 @@ LEGEND = (
 
 
 def is_idiom_task(task_name: str) -> bool:
-    task = TASKS.get(task_name)
-    return task is not None and isinstance(task.kind, IdiomaticityKind)
-
-
-@dataclass
-class NediomBoard:
-    rows: list[dict[str, Any]]
-    skipped: list[str] = field(default_factory=list)
-
-    def frame(self) -> pd.DataFrame:
-        return pd.DataFrame(self.rows, columns=list(COLUMNS))
+    return is_task_of_kind(task_name, IdiomaticityKind)
 
 
 def _column(variant: Mapping[str, Any]) -> str:
@@ -84,7 +71,7 @@ def paper_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def result_rows(results_dir: Path) -> NediomBoard:
+def result_rows(results_dir: Path) -> TableBoard:
     """Our neDIOM runs: files grouped by run name and setting, the newest file per variant."""
     root = Path(results_dir)
     runs: dict[tuple[str, str], dict[str, Any]] = {}
@@ -113,7 +100,7 @@ def result_rows(results_dir: Path) -> NediomBoard:
                 "model": name,
                 "kind": str(data.get("kind") or "unknown"),
                 "setting": setting,
-                "data": "⚠ sample data" if dataset.get("is_sample") else str(dataset.get("id") or "unknown data"),
+                "data": data_label(dataset),
             },
         )
         created = str(data.get("created") or "")
@@ -127,10 +114,10 @@ def result_rows(results_dir: Path) -> NediomBoard:
         for label, value in values.items():
             row = {"model": label, "kind": "floor", "setting": "-", "data": data_name}
             rows.append(row | dict.fromkeys(VARIANT_COLUMNS, f"{float(value):.2f}"))
-    return NediomBoard(rows, skipped)
+    return TableBoard(COLUMNS, rows, skipped)
 
 
-def load_nediom_board(results_dir: Path) -> NediomBoard:
+def load_nediom_board(results_dir: Path) -> TableBoard:
     """Our runs and their floors, then the paper's Table 3."""
     found = result_rows(results_dir)
-    return NediomBoard(found.rows + paper_rows(), found.skipped)
+    return TableBoard(COLUMNS, found.rows + paper_rows(), found.skipped)
