@@ -123,8 +123,12 @@ def _read_delimited(path: Path, delimiter: str) -> Iterator[tuple[int, Record]]:
             yield row_number, record
 
 
-def _read_jsonl(path: Path) -> Iterator[tuple[int, Record]]:
-    check_rows = _may_hold_undecodable(path, json_escapes=True)
+def jsonl_rows(path: Path) -> Iterator[tuple[int, Record | RowProblem]]:
+    """Each non-blank line of a JSON Lines file, numbered from 1: its object, or why it is not one.
+
+    The caller decides what a bad line means: the builder stops at it, the translation
+    readers reject it and go on.
+    """
     with path.open("r", encoding="utf-8-sig", errors="surrogateescape") as handle:
         row_number = 0
         for line in handle:
@@ -134,12 +138,22 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, Record]]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise SourceError(RowProblem(str(path), row_number, "(row)", f"not valid JSON: {exc.msg}")) from None
+                yield row_number, RowProblem(str(path), row_number, "(row)", f"not valid JSON: {exc.msg}")
+                continue
             if not isinstance(record, dict):
-                raise SourceError(RowProblem(str(path), row_number, "(row)", "expected a JSON object per line"))
-            if check_rows:
-                _check_encoding(path, row_number, record)
+                yield row_number, RowProblem(str(path), row_number, "(row)", "expected a JSON object per line")
+                continue
             yield row_number, record
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, Record]]:
+    check_rows = _may_hold_undecodable(path, json_escapes=True)
+    for row_number, record in jsonl_rows(path):
+        if isinstance(record, RowProblem):
+            raise SourceError(record)
+        if check_rows:
+            _check_encoding(path, row_number, record)
+        yield row_number, record
 
 
 def _read_json(path: Path) -> Iterator[tuple[int, Record]]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from nlue.data.mapping import FieldMapping
 from nlue.data.rows import Dropped, RowConverter
+from nlue.data.sources import jsonl_rows
 from nlue.errors import NlueError, RowProblem
 from nlue.registry.spec import TaskSpec
 from nlue.registry.translation_sources import SourceFormat, source_formats
@@ -142,20 +143,10 @@ def _tsv_records(path: Path, fmt: SourceFormat, problems: list[RowProblem]):
 
 
 def _jsonl_records(path: Path, problems: list[RowProblem]):
-    with path.open("r", encoding="utf-8-sig", errors="surrogateescape") as handle:
-        row = 0
-        for line in handle:
-            if not line.strip():
-                continue
-            row += 1
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                problems.append(RowProblem(str(path), row, "(row)", f"not valid JSON: {exc}"))
-                continue
-            if not isinstance(record, dict):
-                problems.append(RowProblem(str(path), row, "(row)", "expected a JSON object per line"))
-                continue
+    for row, record in jsonl_rows(path):
+        if isinstance(record, RowProblem):
+            problems.append(record)
+        else:
             yield row, record
 
 
