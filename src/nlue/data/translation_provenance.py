@@ -78,16 +78,16 @@ def translation_provenance(path: Path) -> dict[str, Any] | None:
     if work is None:
         return None
     run = _read_json(work / RUN_REPORT)
-    first = _first_row_provenance(path)
-    if run is None and first is None:
-        return None
-    made: dict[str, Any] = {"file": path.name}
     if run is None:
-        made.update(model=first.get("model"), prompt_version=first.get("prompt_version"), run_report=False)
-        return made
+        first = _first_row_provenance(path)
+        if first is None:
+            return None
+        return {"file": path.name, "model": first.get("model"), "prompt_version": first.get("prompt_version"),
+                "run_report": False}  # fmt: skip
     translator = run.get("translator") or {}
+    made: dict[str, Any] = {"file": path.name}
     made.update(
-        model=translator.get("name") or (first or {}).get("model"),
+        model=translator.get("name"),
         backend=translator.get("backend"),
         prompt_version=run.get("prompt_version"),
         source_file=Path(str(run.get("source", ""))).name or None,

@@ -80,6 +80,7 @@ from nlue.errors import NlueError
 from nlue.gmet.items import GmetItem, ItemPrediction
 from nlue.gmet.mlm_pieces import Ask, Encoded, Key, mask_token_of, pick_device, vocabulary_classes
 from nlue.gmet.mlm_rank import Ranking
+from nlue.gmet.mlm_trim import install
 
 logger = logging.getLogger(__name__)
 
@@ -111,8 +112,6 @@ class MaskedLMPredictor(Ranking):
         trim_last_layer: bool = True,
     ) -> None:
         import torch
-
-        from nlue.gmet.mlm_trim import install
 
         self.name = name
         self.mask_token, self.mask_id = mask_token_of(tokenizer, name)

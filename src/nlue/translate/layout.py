@@ -22,20 +22,23 @@ REVIEW_SUMMARY = "verdicts.json"
 RETRANSLATE = "retranslate.json"  # batch -> how many times review sent it back
 
 
+def _work_dir(out: Path, config: str, split: str) -> Path:
+    return out / WORK_FOLDER / f"{config}-{split}"
+
+
 def output_path(out: Path, task: TaskSpec, split: str) -> Path:
     return out / task.name / f"{split}{OUTPUT_SUFFIX}"
 
 
 def work_dir(out: Path, task: TaskSpec, split: str) -> Path:
-    return out / WORK_FOLDER / f"{task.name}-{split}"
+    return _work_dir(out, task.name, split)
 
 
 def work_dir_of_output(output: Path) -> Path | None:
-    """The run folder beside a translated file, or None when ``output`` is not one."""
+    """The run folder beside a translated file (the inverse of :func:`output_path`), or None when it is not one."""
     if not output.name.endswith(OUTPUT_SUFFIX):
         return None
-    split = output.name.removesuffix(OUTPUT_SUFFIX)
-    return output.parent.parent / WORK_FOLDER / f"{output.parent.name}-{split}"
+    return _work_dir(output.parent.parent, output.parent.name, output.name.removesuffix(OUTPUT_SUFFIX))
 
 
 def review_dir(work: Path) -> Path:
