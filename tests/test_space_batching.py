@@ -204,6 +204,61 @@ def test_under_load_the_next_batch_waits_a_moment_to_fill_and_a_lone_request_nev
     assert [r.batch_size for r in results] == [2, 2] and run.batches[-1] == [5, 6]
 
 
+def test_awaiting_requests_hold_no_thread_and_share_batches_with_threaded_ones() -> None:
+    import asyncio
+
+    run = Recorded()
+    batcher = MicroBatcher(run, max_batch_size=8)
+    threaded: list[Any] = [None]
+    first = threading.Thread(target=_outcome, args=(lambda: batcher.submit(1), threaded, 0))
+    first.start()
+    _wait_until(lambda: batcher.busy and batcher.waiting == 0)  # held at the gate, as behind a forward pass
+
+    async def visitors() -> list[Any]:
+        tasks = [asyncio.ensure_future(batcher.submit_async(item)) for item in range(2, 32)]
+        while batcher.waiting < 30:  # all 30 wait on this one event-loop thread
+            await asyncio.sleep(0.005)
+        waiting_threads = threading.active_count()
+        run.gate.set()
+        return [waiting_threads, *(await asyncio.gather(*tasks))]
+
+    before = threading.active_count()
+    waiting_threads, *answers = asyncio.run(visitors())
+    first.join(timeout=30)
+    assert waiting_threads == before  # no thread per waiting request
+    assert [a.value for a in answers] == [10 * item for item in range(2, 32)]
+    assert run.batches[0] == [1] and [len(b) for b in run.batches[1:]] == [8, 8, 8, 6]
+    assert threaded[0].value == 10
+
+
+def test_a_full_waiting_line_refuses_new_requests_at_once_and_recovers() -> None:
+    import asyncio
+
+    from nlue.space.batching import BatcherBusy
+
+    run = Recorded()
+    batcher = MicroBatcher(run, max_batch_size=2, name="models/sa on sa", max_waiting=3)
+    results = burst(batcher, run.gate, _submitting(batcher, [1, 2, 3, 4]), queued=3)
+    assert [r.value for r in results] == [10, 20, 30, 40]
+    held = threading.Event()
+    batcher._run_batch = lambda items: (held.wait(timeout=60), [10 * i for i in items])[1]
+    callers = [threading.Thread(target=batcher.submit, args=(i,)) for i in range(4)]
+    for caller in callers:
+        caller.start()
+        time.sleep(0.01)
+    _wait_until(lambda: batcher.busy and batcher.waiting == 3)
+    with pytest.raises(BatcherBusy, match="models/sa on sa is busy: 3 requests are waiting already"):
+        batcher.submit(9)
+    with pytest.raises(BatcherBusy):
+        asyncio.run(batcher.submit_async(9))
+    held.set()
+    for caller in callers:
+        caller.join(timeout=30)
+    assert batcher.submit(5).value == 50  # the line has room again
+    with pytest.raises(NlueError, match="max_waiting must be at least 1"):
+        MicroBatcher(run, max_waiting=0)
+
+
 def test_openmp_is_asked_to_let_idle_cores_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
@@ -361,6 +416,48 @@ def test_the_space_serves_a_burst_in_batches_with_an_answer_per_request(space: t
     ]
     _assert_each_got_its_own(shown, expected)  # each visitor got the answer to their own text
     assert sorted(_batch_size(data[1]) for _, data in results[:-1]) == [1, 1, 4, 4, 4, 4]
+
+
+def _classify(url: str, body: dict[str, Any]) -> tuple[int, Any]:
+    """One call of the Space's ``classify`` API: the HTTP status and the JSON answer."""
+    import httpx
+
+    with httpx.Client(timeout=60) as http:
+        answer = http.post(f"{url}gradio_api/run/classify", json=body)
+    return answer.status_code, answer.json()
+
+
+def test_the_classify_api_answers_in_one_request_with_the_pages_checks_and_batches(
+    space: tuple[str, Any], service: Any
+) -> None:
+    url, demo = space
+    events = {fn.api_name: fn for fn in demo.fns.values() if fn.api_name}
+    classify = events["classify"]
+    assert classify.queue is False and classify.preprocess is False  # no queue, no component on the page
+    assert {type(block).__name__ for block in classify.inputs} == {"Api"}
+    loaded, batcher, spec = _model(service, "sa")
+    rows, expected = _told_apart(loaded, spec, len(spec.input_fields))
+    calls = [
+        lambda i=i: _classify(url, {"data": ["sa", "models/sa", rows[i][:1]], "session_hash": f"script-{i}"})
+        for i in range(len(rows))
+    ]
+    calls.append(lambda: _classify(url, {"data": ["sa", "/etc/passwd", [NEPALI[0]]]}))
+    calls.append(lambda: _classify(url, {"data": ["sa", "models/sa", ["क" * 5000]]}))
+    results = burst(batcher, loaded.lock, calls, queued=len(rows) - 1)
+    assert all(status == 200 for status, _ in results[: len(rows)]), results
+    answers = [data["data"][0] for _, data in results[: len(rows)]]
+    _assert_each_got_its_own([a["probabilities"] for a in answers], expected)
+    assert [a["label"] for a in answers] == [max(e, key=e.__getitem__) for e in expected]
+    assert sorted(a["batch_size"] for a in answers) == [1, 1, 4, 4, 4, 4]
+    assert {a["model"] for a in answers} == {"models/sa"} and {a["task"] for a in answers} == {"sa"}
+    (refused, why), (too_long, told) = results[len(rows) :]
+    assert refused >= 400 and "not a classifier this Space offers" in why["error"]
+    assert too_long >= 400 and "accepts up to 1,000" in told["error"]
+    # stsb: the score, clipped to the task's range as on the page, and what the model said.
+    status, data = _classify(url, {"data": ["stsb", "models/stsb", NEPALI[:2]]})
+    score = data["data"][0]
+    assert status == 200 and score["range"] == [0, 5] and 0 <= score["score"] <= 5
+    assert score["score"] == min(max(score["model_score"], 0), 5)
 
 
 def test_the_page_gives_predictions_a_wide_pool_and_gmet_a_narrow_one(space: tuple[str, Any], service: Any) -> None:

@@ -24,12 +24,21 @@ without work and is started again by the next request.
 A batch that raises is run again one item at a time, so that the error lands on the
 item that caused it and the others still get their answers.
 
+Two ways in: :meth:`MicroBatcher.submit` blocks the calling thread until its answer is
+in (Gradio's queued handlers run in worker threads), and :meth:`MicroBatcher.submit_async`
+awaits it on the event loop, holding no thread while it waits (the Space's one-request
+API route, which is not queued: a thread per waiting request would let a burst of API
+calls take every worker thread from the page). Both are refused with :class:`BatcherBusy`
+when ``max_waiting`` items already wait, so that a route the Gradio queue does not bound
+is bounded here.
+
 :func:`let_idle_cores_sleep` goes with it: between two batches, OpenMP's threads would
 otherwise spin, taking from the web server the core it needs to answer the batch just run.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sys
@@ -54,17 +63,32 @@ Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 
+class BatcherBusy(NlueError):
+    """Too many requests already wait for this model; the caller may try again shortly."""
+
+
 class _Pending(Generic[Item, Result]):
     """One request's item and, once its batch has run, its result or its error."""
 
-    __slots__ = ("batch_size", "done", "error", "item", "result")
+    __slots__ = ("batch_size", "done", "error", "item", "result", "wake")
 
-    def __init__(self, item: Item) -> None:
+    def __init__(self, item: Item, wake: Callable[[], None] | None = None) -> None:
         self.item = item
         self.done = threading.Event()
+        self.wake = wake  # called from the worker thread once the answer is in (the async way in)
         self.result: Result | None = None
         self.error: BaseException | None = None
         self.batch_size = 0
+
+    def answer(self) -> Batched[Result]:
+        if self.error is not None:
+            raise self.error
+        return Batched(self.result, self.batch_size)  # type: ignore[arg-type]
+
+    def finish(self) -> None:
+        self.done.set()
+        if self.wake is not None:
+            self.wake()
 
 
 @dataclass
@@ -102,11 +126,15 @@ class MicroBatcher(Generic[Item, Result]):
         max_batch_size: int = 8,
         name: str = "batcher",
         idle_seconds: float = 60.0,
+        max_waiting: int | None = None,
     ) -> None:
         if max_batch_size < 1:
             raise NlueError(f"{name}: max_batch_size must be at least 1, got {max_batch_size}")
+        if max_waiting is not None and max_waiting < 1:
+            raise NlueError(f"{name}: max_waiting must be at least 1, got {max_waiting}")
         self._run_batch = run_batch
         self.max_batch_size = max_batch_size
+        self.max_waiting = max_waiting
         self.name = name
         self.idle_seconds = idle_seconds
         self._queue: deque[_Pending[Item, Result]] = deque()
@@ -131,16 +159,35 @@ class MicroBatcher(Generic[Item, Result]):
     def submit(self, item: Item) -> Batched[Result]:
         """Run ``item`` (batched with any items waiting beside it); its result, or its error raised here."""
         pending: _Pending[Item, Result] = _Pending(item)
+        self._enqueue(pending)
+        pending.done.wait()
+        return pending.answer()
+
+    async def submit_async(self, item: Item) -> Batched[Result]:
+        """:meth:`submit` for a coroutine: the event loop goes on serving while the batch runs."""
+        loop = asyncio.get_running_loop()
+        arrived = loop.create_future()
+
+        def wake() -> None:  # on the worker thread
+            loop.call_soon_threadsafe(lambda: arrived.done() or arrived.set_result(None))
+
+        pending: _Pending[Item, Result] = _Pending(item, wake)
+        self._enqueue(pending)
+        # A cancelled caller (a client that hung up) stops waiting; its item still runs with its batch.
+        await arrived
+        return pending.answer()
+
+    def _enqueue(self, pending: _Pending[Item, Result]) -> None:
         with self._changed:
+            if self.max_waiting is not None and len(self._queue) >= self.max_waiting:
+                raise BatcherBusy(
+                    f"{self.name} is busy: {len(self._queue)} requests are waiting already; try again in a moment"
+                )
             self._queue.append(pending)
             if self._worker is None:
                 self._worker = threading.Thread(target=self._work, name=f"nlue-batcher {self.name}", daemon=True)
                 self._worker.start()
             self._changed.notify()
-        pending.done.wait()
-        if pending.error is not None:
-            raise pending.error
-        return Batched(pending.result, pending.batch_size)  # type: ignore[arg-type]
 
     def _work(self) -> None:
         while True:
@@ -168,7 +215,7 @@ class MicroBatcher(Generic[Item, Result]):
                         min(MAX_GATHER_SECONDS, GATHER_SHARE * (time.perf_counter() - started)) if busy else 0
                     )
                 for pending in batch:
-                    pending.done.set()
+                    pending.finish()
 
     def _gather(self) -> list[_Pending[Item, Result]]:
         """The next batch: the waiting items, oldest first, and those that arrive within the gathering window.

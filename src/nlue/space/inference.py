@@ -69,6 +69,21 @@ def validate_inputs(task: TaskSpec, values: Sequence[str | None], max_chars: int
     return example
 
 
+def prediction_record(task: TaskSpec, logits: np.ndarray) -> dict[str, Any]:
+    """A prediction for API clients, as JSON: the label and every label's probability, or the score.
+
+    The score is clipped to the task's range, as on the page; ``model_score`` keeps what the model said.
+    """
+    row = np.asarray(logits, dtype=np.float64).reshape(-1)
+    if not task.kind.has_classes:
+        low, high = task.score_range or (float("-inf"), float("inf"))
+        score = float(row[0])
+        return {"task": task.name, "score": min(max(score, low), high), "model_score": score, "range": [low, high]}
+    probs = probabilities(row[None, :])[0]
+    shares = {name: float(p) for name, p in zip(task.label_names, probs, strict=True)}
+    return {"task": task.name, "label": max(shares, key=shares.__getitem__), "probabilities": shares}
+
+
 def format_prediction(task: TaskSpec, logits: np.ndarray) -> dict[str, float] | str:
     """What gr.Label shows: class probabilities by label name, or the stsb score as text."""
     row = np.asarray(logits, dtype=np.float64).reshape(-1)
@@ -91,10 +106,8 @@ def check_head(entry: ModelEntry, task: TaskSpec, config: Any) -> None:
         )
 
 
-def predict_batch(
-    loaded: LoadedModel, task: TaskSpec, examples: Sequence[Mapping[str, str]]
-) -> list[dict[str, float] | str]:
-    """Each example's formatted prediction, in the order given, from one call of the evaluator's batched path.
+def predict_rows(loaded: LoadedModel, task: TaskSpec, examples: Sequence[Mapping[str, str]]) -> list[np.ndarray]:
+    """Each example's logits, in the order given, from one call of the evaluator's batched path.
 
     Padding is masked, so an example's logits do not depend on the others in its batch: a visitor
     gets the answer a lone request would get (up to float rounding). The model's lock is held
@@ -102,7 +115,14 @@ def predict_batch(
     """
     with loaded.lock:
         logits = predict_logits(loaded.model, loaded.tokenizer, task, examples, batch_size=max(1, len(examples)))
-    return [format_prediction(task, row) for row in logits]
+    return list(logits)
+
+
+def predict_batch(
+    loaded: LoadedModel, task: TaskSpec, examples: Sequence[Mapping[str, str]]
+) -> list[dict[str, float] | str]:
+    """Each example's prediction as the page shows it (see :func:`predict_rows`)."""
+    return [format_prediction(task, row) for row in predict_rows(loaded, task, examples)]
 
 
 def predict_example(loaded: LoadedModel, task: TaskSpec, example: Mapping[str, str]) -> dict[str, float] | str:

@@ -14,11 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import pandas as pd
 from matplotlib.figure import Figure
 
 from nlue.checkpoints import load_classifier, load_masked_lm
 from nlue.errors import NlueError
+from nlue.registry.spec import TaskSpec
 from nlue.registry.tasks import TASKS, get_task
 from nlue.space import columns as cols
 from nlue.space import text
@@ -33,8 +35,10 @@ from nlue.space.inference import (
     check_head,
     field_hint,
     field_label,
+    format_prediction,
     max_fields,
-    predict_batch,
+    predict_rows,
+    prediction_record,
     validate_inputs,
 )
 from nlue.space.leaderboard import (
@@ -138,24 +142,51 @@ class SpaceService:
             summary += "\n\n⚠️ " + text.NO_CLASSIFIER_HINT
         return TaskForm(tuple(fields), models, summary)
 
-    def predict(
-        self, task_name: str, model_name: str | None, *values: str | None
-    ) -> tuple[dict[str, float] | str, str]:
-        """The prediction (label probabilities, or the stsb score as text) and a line about how it was made."""
+    def _checked_request(
+        self, task_name: str, model_name: str | None, values: Sequence[str | None]
+    ) -> tuple[ModelEntry, TaskSpec, dict[str, str]]:
+        """The model entry, task and example of a prediction request, all checked (the model is not loaded)."""
         if task_name not in TRY_TASKS:
             raise NlueError(f"pick one of the tasks listed; {task_name!r} is not one")
         task = TASKS[task_name]
         example = validate_inputs(task, values, self.settings.max_chars)
         if not model_name and not self.catalog.classifiers_for(task.name):
             raise InputError(text.NO_CLASSIFIER)
-        entry = self.catalog.require(model_name, "classifier", task.name)
-        loaded = self._get_model(entry)
-        check_head(entry, task, loaded.model.config)
+        return self.catalog.require(model_name, "classifier", task.name), task, example
+
+    def _ready(self, entry: ModelEntry, task: TaskSpec) -> None:
+        """Load ``entry`` (if it is not loaded yet) and check that its head reads out ``task``'s labels."""
+        check_head(entry, task, self._get_model(entry).model.config)
+
+    def predict(
+        self, task_name: str, model_name: str | None, *values: str | None
+    ) -> tuple[dict[str, float] | str, str]:
+        """The prediction (label probabilities, or the stsb score as text) and a line about how it was made."""
+        entry, task, example = self._checked_request(task_name, model_name, values)
+        self._ready(entry, task)
         started = time.perf_counter()
         answer = self.batcher(entry, task.name).submit(example)
         milliseconds = 1000 * (time.perf_counter() - started)
         shared = f" · batch of {answer.batch_size}" if answer.batch_size > 1 else ""
-        return answer.value, f"`{entry.name}` · {task.name} · {milliseconds:.0f} ms{shared}"
+        return format_prediction(task, answer.value), f"`{entry.name}` · {task.name} · {milliseconds:.0f} ms{shared}"
+
+    async def classify(self, task_name: str, model_name: str | None, fields: Sequence[str | None]) -> dict[str, Any]:
+        """:meth:`predict` for API clients: the same checks and batches, the answer as a JSON object.
+
+        A coroutine, so that a request waiting for its batch holds no worker thread. Only loading
+        a model (seconds) goes to a worker thread; the checks take microseconds on the event loop.
+        """
+        entry, task, example = self._checked_request(task_name, model_name, fields)
+        if entry in self.cache:
+            self._ready(entry, task)
+        else:
+            await anyio.to_thread.run_sync(self._ready, entry, task)
+        started = time.perf_counter()
+        answer = await self.batcher(entry, task.name).submit_async(example)
+        record = prediction_record(task, answer.value)
+        record.update(model=entry.name, batch_size=answer.batch_size)
+        record["milliseconds"] = round(1000 * (time.perf_counter() - started), 1)
+        return record
 
     def batcher(self, entry: ModelEntry, task_name: str) -> MicroBatcher:
         """The batcher of ``entry`` on ``task_name``: concurrent requests for that pair share forward passes.
@@ -170,10 +201,15 @@ class SpaceService:
             if found is None:
                 task = TASKS[task_name]
 
-                def run(examples: list[dict[str, str]]) -> list[dict[str, float] | str]:
-                    return predict_batch(self._get_model(entry), task, examples)
+                def run(examples: list[dict[str, str]]) -> list[Any]:
+                    return predict_rows(self._get_model(entry), task, examples)
 
-                found = MicroBatcher(run, self.settings.max_batch_size, name=f"{entry.name} on {task_name}")
+                found = MicroBatcher(
+                    run,
+                    self.settings.max_batch_size,
+                    name=f"{entry.name} on {task_name}",
+                    max_waiting=self.settings.queue_size,
+                )
                 self._batchers[key] = found
             return found
 

@@ -46,6 +46,11 @@ NO_CLASSIFIER = "No model is offered for this task here; pick another task."
 NO_MASKED_LM_HINT = "No masked language model is configured; list one in the models file with kind: masked-lm."
 NO_MASKED_LM = "No masked language model is offered here."
 LOAD_FAILED = "The model {name} could not be loaded ({error}). Pick another one; the Space keeps serving."
+CLASSIFY_API = (
+    "A classifier's prediction for one example, for scripts: task name, model name as listed in the Space, "
+    "and the task's input fields in the order of the Try tab. Answer: the label with every label's "
+    "probability (or, for stsb, the score), the model and the size of the batch it ran in."
+)
 UNEXPECTED = "Something went wrong on our side while handling that request; it has been logged."
 
 

@@ -5,7 +5,8 @@ sets its own ``concurrency_limit``, and the queue bounds how many requests may w
 Predictions have their own pool, wide enough to fill a batch (the service micro-batches
 them per model, :mod:`nlue.space.batching`); GMET calls keep a narrow one, since each
 runs its own forward passes. Only the model, GMET, data-page and leaderboard events are
-API endpoints; the rest are page plumbing, closed to API clients.
+API endpoints; the rest are page plumbing, closed to API clients. One endpoint has no
+component: ``classify``, the predictions for scripts (one request each, JSON answer).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import functools
 import html
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import gradio as gr
@@ -85,6 +86,28 @@ def _visitor_errors(handler: Callable[..., Any], outputs: int = 1) -> Callable[.
         except NlueError as exc:
             logger.info("refused a request: %s", exc)
             raise gr.Error(html.escape(str(exc), quote=False), title="Cannot do that", print_exception=False) from None
+        except Exception:
+            logger.exception("unexpected error in %s", getattr(handler, "__name__", handler))
+            raise gr.Error(text.UNEXPECTED, print_exception=False) from None
+
+    return wrapper
+
+
+def _api_errors(handler: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """:func:`_visitor_errors` for an API-only coroutine: every refusal is an error with its message.
+
+    No pop-ups and no HTML: the caller is a program, which gets Gradio's JSON error answer.
+    """
+
+    @functools.wraps(handler)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await handler(*args, **kwargs)
+        except gr.Error:
+            raise
+        except NlueError as exc:
+            logger.info("refused an API request: %s", exc)
+            raise gr.Error(str(exc), print_exception=False) from None
         except Exception:
             logger.exception("unexpected error in %s", getattr(handler, "__name__", handler))
             raise gr.Error(text.UNEXPECTED, print_exception=False) from None
@@ -172,6 +195,14 @@ def _try_tab(service: SpaceService, settings: SpaceSettings) -> None:
         # task and model against the catalog, so Gradio's preprocessing (a thread hop per request) adds nothing.
         preprocess=False,
     )
+
+    async def classify(task: str, model: str, fields: list[str]) -> dict:
+        """One prediction in one HTTP request: POST /gradio_api/run/classify, the answer as JSON."""
+        return await service.classify(task, model, fields)
+
+    # The same checks and micro-batches as "predict", for scripts: not queued (no event stream to read,
+    # one request per prediction), bounded by the batcher's max_waiting instead of the queue's size.
+    gr.api(_api_errors(classify), api_name="classify", queue=False, api_description=text.CLASSIFY_API)
 
 
 def _gmet_tab(service: SpaceService, settings: SpaceSettings) -> None:
