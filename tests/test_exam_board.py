@@ -63,3 +63,18 @@ def test_exam_files_stay_off_the_nlue_table_and_bad_ones_are_reported(tmp_path: 
     assert nlue_board.rows == [] and nlue_board.skipped == []
     exams = load_exam_board(results)
     assert [s.split(":")[0] for s in exams.skipped] == ["broken/mcq_ne.json"]
+
+
+def test_board_columns_fit_their_longest_header_word_so_headers_wrap_between_words() -> None:
+    from nlue.space.table_board import CHAR_PX, MAX_COLUMN_PX, MIN_COLUMN_PX, PADDING_PX, TableBoard
+
+    board = TableBoard(
+        ("model", "All (all items)", "n"),
+        [{"model": "m" * 60, "All (all items)": 0.5, "n": None}, {"model": "short", "All (all items)": 12.25}],
+    )
+    widths = [int(w.removesuffix("px")) for w in board.column_widths()]
+    assert widths[0] == MAX_COLUMN_PX  # a very long name wraps inside the widest column
+    assert widths[1] == CHAR_PX * len("items)") + PADDING_PX  # the header's longest word, not its numbers
+    assert widths[2] == MIN_COLUMN_PX
+    real = load_exam_board(Path("/nonexistent"))  # the paper's rows alone
+    assert len(real.column_widths()) == len(real.columns)

@@ -16,6 +16,8 @@ import pandas as pd
 from nlue.registry.tasks import TASKS
 
 SAMPLE_DATA_LABEL = "⚠ sample data"
+# Column widths in pixels: about one monospace character of the table's font, plus the cell's padding.
+CHAR_PX, PADDING_PX, MIN_COLUMN_PX, MAX_COLUMN_PX = 9, 28, 56, 280
 
 
 @dataclass
@@ -26,6 +28,20 @@ class TableBoard:
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=list(self.columns))
+
+    def column_widths(self) -> list[str]:
+        """Pixel widths for the table, from each column's longest header word and cell.
+
+        Left to the browser, a narrow column of short numbers squeezes its header into one
+        letter per line ("All (all items)" ran down the Exams table); sized by the longest
+        word, a header wraps between words only.
+        """
+        widths = []
+        for column in self.columns:
+            texts = [str(row.get(column, "") or "") for row in self.rows]
+            longest = max([len(word) for word in column.split()] + [len(t) for t in texts])
+            widths.append(f"{min(MAX_COLUMN_PX, max(MIN_COLUMN_PX, CHAR_PX * longest + PADDING_PX))}px")
+        return widths
 
 
 def is_task_of_kind(task_name: str, kind_type: type) -> bool:

@@ -45,6 +45,7 @@ QUEUE_STATUS_SECONDS = 1.0
 # 10,000 requests of a soak) from ever larger frames. The last 1,000 events, summarised once per 1,000, suffice.
 GRADIO_ANALYTICS = {"GRADIO_ANALYTICS_MAX_EVENTS": "1000", "GRADIO_ANALYTICS_CACHE_FREQUENCY": "1000"}
 SESSIONS_KEPT = 2000
+BOARD_HEIGHT_PX = 900  # the exams' and neDIOM's tables: the paper's rows and a few runs without inner scrolling
 
 CSS = """
 #nlue-intro h1 { margin-bottom: 0.2em; }
@@ -351,7 +352,15 @@ def _leaderboard_tab(service: SpaceService) -> None:
 def _board_tab(legend: str, board: Any, elem_id: str) -> None:
     """A benchmark's own results table (the exams, neDIOM), read once when the page is built."""
     gr.Markdown(legend)
-    gr.Dataframe(board.frame(), interactive=False, wrap=True, elem_id=elem_id)
+    gr.Dataframe(
+        board.frame(),
+        interactive=False,
+        wrap=True,
+        column_widths=board.column_widths(),
+        max_height=BOARD_HEIGHT_PX,
+        pinned_columns=1,  # the model stays in sight when a narrow window scrolls the table sideways
+        elem_id=elem_id,
+    )
     if board.skipped:
         gr.Markdown("Skipped: " + "; ".join(board.skipped))
 
