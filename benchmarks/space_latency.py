@@ -17,6 +17,8 @@ width 256; ``base``, BERT-base's 12 of width 768), nothing downloaded, and measu
 * **Space via classify API**: the Space's ``classify`` endpoint, one POST per prediction with
   the JSON answer in the response; not queued, same checks and micro-batches, as a script
   would call it;
+* **classify via gradio_client**: ``gradio_client`` on the same endpoint (it joins Gradio's
+  queue protocol whatever the endpoint, so this shows what a gradio_client user gets there);
 * **soak** (``--soak-seconds``, 0 to skip): ``--soak-clients`` visitors sending predictions
   back to back for that long through the queue, then through ``classify`` (``--soak-route``),
   with the Space process's memory sampled.
@@ -275,6 +277,23 @@ def with_gradio_client(url: str, task: str, model: str) -> Callable[[int, list[s
     return call
 
 
+def with_gradio_client_classify(url: str, task: str, model: str) -> Callable[[int, list[str]], str]:
+    """``gradio_client.Client.predict`` on the ``classify`` endpoint (see :func:`with_gradio_client`)."""
+    from gradio_client import Client
+
+    connections: dict[int, Client] = {}
+
+    def call(index: int, fields: list[str]) -> str:
+        if index not in connections:
+            connections[index] = Client(url, verbose=False, analytics_enabled=False, ssl_verify=False)
+        answer = connections[index].predict(task=task, model=model, fields=fields, api_name="/classify")
+        if not (answer.get("label") or "score" in answer):
+            raise ValueError(f"no prediction in {answer}")
+        return f"batch of {answer['batch_size']}"
+
+    return call
+
+
 def with_rest(url: str, task: str, model: str) -> Callable[[int, list[str]], str]:
     """Calls through Gradio's REST API (POST, then read the event stream), as curl would.
 
@@ -326,6 +345,7 @@ ROUTES: dict[str, Callable[[str, str, str], Callable[[int, list[str]], str]]] = 
     "Space via gradio_client": with_gradio_client,
     "Space via REST (queue)": with_rest,
     "Space via classify API": with_one_request,
+    "classify via gradio_client": with_gradio_client_classify,
 }
 SOAK_ROUTES = {
     "queue": ("Space via REST (queue)",),
