@@ -483,3 +483,26 @@ def test_batch_size_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setenv("NLUE_SPACE_MAX_BATCH", "0")
     with pytest.raises(NlueError, match="max_batch_size must be at least 1"):
         SpaceSettings.from_env(models=tmp_path)
+
+
+def test_limits_are_sized_from_the_machine_unless_the_environment_says_otherwise(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from nlue.space.settings import Machine, SpaceSettings
+
+    for name in ("NLUE_SPACE_MAX_BATCH", "NLUE_SPACE_QUEUE_SIZE", "NLUE_SPACE_CONCURRENCY"):
+        monkeypatch.delenv(name, raising=False)
+    small = SpaceSettings.from_env(models=tmp_path, machine=Machine(cores=2, gpu=False))
+    assert (small.max_batch_size, small.predict_concurrency, small.queue_size) == (8, 16, 256)
+    assert (small.model_concurrency, small.data_concurrency) == (2, 4)
+    assert small == SpaceSettings(models=tmp_path, results_dir=small.results_dir)  # the class defaults: 2 CPU cores
+    big = SpaceSettings.from_env(models=tmp_path, machine=Machine(cores=16, gpu=False))
+    assert (big.max_batch_size, big.data_concurrency, big.queue_size) == (8, 16, 256)
+    gpu = SpaceSettings.from_env(models=tmp_path, machine=Machine(cores=8, gpu=True))
+    assert (gpu.max_batch_size, gpu.predict_concurrency, gpu.queue_size, gpu.model_concurrency) == (32, 64, 1024, 4)
+    monkeypatch.setenv("NLUE_SPACE_MAX_BATCH", "4")  # the queue follows the batch size the operator chose...
+    assert SpaceSettings.from_env(models=tmp_path, machine=Machine(2, True)).queue_size == 128
+    monkeypatch.setenv("NLUE_SPACE_QUEUE_SIZE", "50")  # ...unless set as well
+    assert SpaceSettings.from_env(models=tmp_path, machine=Machine(2, True)).queue_size == 50
+    found = Machine.detect()
+    assert 1 <= found.cores <= (os.cpu_count() or 1) and isinstance(found.gpu, bool)

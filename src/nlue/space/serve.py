@@ -53,6 +53,15 @@ def launch(
     from nlue.space.ui import launch_options
 
     demo = demo if demo is not None else build_demo(settings)
+    logger.info(
+        "limits: batches of up to %d predictions (%d let in at once), %d GMET calls and %d data events at once, "
+        "%d places in the queue",
+        settings.max_batch_size,
+        settings.predict_concurrency,
+        settings.model_concurrency,
+        settings.data_concurrency,
+        settings.queue_size,
+    )
     demo.launch(
         server_name=host or os.environ.get("GRADIO_SERVER_NAME") or DEFAULT_HOST,
         server_port=port or int(os.environ.get("GRADIO_SERVER_PORT") or DEFAULT_PORT),

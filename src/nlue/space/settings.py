@@ -12,8 +12,16 @@ configured from its Settings page without editing code:
 ``NLUE_SPACE_DATASET``      dataset for the data browser: Hub id or folder (default: sample)
 ``NLUE_SPACE_MAX_CHARS``    longest text accepted in one input field (default: 1000)
 ``NLUE_SPACE_CONCURRENCY``  GMET model calls served at once, across all visitors (default: 2)
-``NLUE_SPACE_MAX_BATCH``    most "Try a model" requests run in one forward pass (default: 8)
+``NLUE_SPACE_MAX_BATCH``    most "Try a model" requests run in one forward pass (default: 8 on
+                            a CPU, 32 with a GPU)
+``NLUE_SPACE_QUEUE_SIZE``   most requests waiting in the queue before new ones are refused
+                            (default: 16 rounds of the prediction pool, 256 on a CPU)
 ==========================  ===========================================================
+
+The limits without a variable of their own are sized from the machine (:class:`Machine`):
+the batch size from whether a GPU is there, the prediction pool (twice the batch: one batch
+running, the next gathering) and the queue (16 such pools) from the batch size, and the
+data events' concurrency from the CPU cores the process may use.
 """
 
 from __future__ import annotations
@@ -33,6 +41,40 @@ ENV_DATASET = "NLUE_SPACE_DATASET"
 ENV_MAX_CHARS = "NLUE_SPACE_MAX_CHARS"
 ENV_CONCURRENCY = "NLUE_SPACE_CONCURRENCY"
 ENV_MAX_BATCH = "NLUE_SPACE_MAX_BATCH"
+ENV_QUEUE_SIZE = "NLUE_SPACE_QUEUE_SIZE"
+
+CPU_BATCH = 8  # on 2 cores a base-size batch of 8 runs 2.8x the one-by-one rate; 16 adds little, doubles the wait
+GPU_BATCH = 32  # a GPU runs 32 short sentences in about the time of one
+QUEUE_ROUNDS = 16  # the queue holds this many full prediction pools: seconds of waiting, not minutes
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What the Space's limits are sized from: the CPU cores this process may use, and whether a GPU is there."""
+
+    cores: int
+    gpu: bool
+
+    @classmethod
+    def detect(cls) -> Machine:
+        """This machine, found without importing torch (the Space sets OpenMP's wait policy before torch loads)."""
+        try:
+            cores = len(os.sched_getaffinity(0))  # a container's CPU set, not the host's
+        except AttributeError:  # not on Linux
+            cores = os.cpu_count() or 1
+        return cls(cores=max(1, cores), gpu=any(Path("/dev").glob("nvidia[0-9]*")))
+
+    def batch_size(self) -> int:
+        return GPU_BATCH if self.gpu else CPU_BATCH
+
+    def model_concurrency(self) -> int:
+        """GMET calls at once: on a CPU each call's forward passes use every core, and a second keeps them busy
+        while the first is in Python; a GPU has room for a few."""
+        return 4 if self.gpu else 2
+
+    def data_concurrency(self) -> int:
+        """Data and leaderboard events at once: CPU-bound pandas and Arrow work, one per core (at least 4)."""
+        return max(4, self.cores)
 
 
 @dataclass(frozen=True)
@@ -44,12 +86,13 @@ class SpaceSettings:
     dataset: str | None = None  # None: the embedded sample data
     max_chars: int = 1000
     max_top_k: int = 20
+    # The limits' defaults are a 2-core CPU machine's; from_env sizes them for the machine it runs on.
     model_concurrency: int = 2  # GMET calls at once; each runs its own forward passes on the shared cores
     # Predictions are micro-batched per model (nlue.space.batching): up to max_batch_size requests share a
     # forward pass. Twice that many may be inside the handler, so that the next batch gathers while one runs.
-    max_batch_size: int = 8
+    max_batch_size: int = CPU_BATCH
     data_concurrency: int = 4
-    queue_size: int = 256  # waiting requests beyond this are refused with "queue full"; a few KB each
+    queue_size: int = QUEUE_ROUNDS * 2 * CPU_BATCH  # waiting requests beyond this are refused; a few KB each
     max_cached_models: int = 6
 
     def __post_init__(self) -> None:
@@ -66,16 +109,21 @@ class SpaceSettings:
         dataset: str | None = None,
         default_models: str | Path = DEFAULT_MODELS,
         default_results: str | Path = DEFAULT_RESULTS,
+        machine: Machine | None = None,
     ) -> SpaceSettings:
-        """Explicit arguments first, then the ``NLUE_SPACE_*`` variables, then the defaults."""
+        """Explicit arguments first, then the ``NLUE_SPACE_*`` variables, then defaults sized for ``machine``."""
         env = os.environ
+        machine = machine or Machine.detect()
+        batch = _int_env(ENV_MAX_BATCH, machine.batch_size())
         return cls(
             models=Path(models or env.get(ENV_MODELS) or default_models),
             results_dir=Path(results_dir or env.get(ENV_RESULTS) or default_results),
             dataset=dataset or env.get(ENV_DATASET) or None,
             max_chars=_int_env(ENV_MAX_CHARS, cls.max_chars),
-            model_concurrency=_int_env(ENV_CONCURRENCY, cls.model_concurrency),
-            max_batch_size=_int_env(ENV_MAX_BATCH, cls.max_batch_size),
+            model_concurrency=_int_env(ENV_CONCURRENCY, machine.model_concurrency()),
+            max_batch_size=batch,
+            data_concurrency=machine.data_concurrency(),
+            queue_size=_int_env(ENV_QUEUE_SIZE, QUEUE_ROUNDS * 2 * max(1, batch)),
         )
 
     @property
