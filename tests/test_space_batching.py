@@ -231,6 +231,26 @@ def test_awaiting_requests_hold_no_thread_and_share_batches_with_threaded_ones()
     assert threaded[0].value == 10
 
 
+def test_a_waiter_that_gave_up_and_whose_event_loop_closed_does_not_stop_the_worker() -> None:
+    import asyncio
+
+    run = Recorded()
+    batcher = MicroBatcher(run, max_batch_size=8)
+
+    async def impatient() -> None:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(batcher.submit_async(1), timeout=0.05)
+
+    asyncio.run(impatient())  # gave up while its item was held at the gate; its loop is closed now
+    run.gate.set()
+    after: list[Any] = [None]
+    caller = threading.Thread(target=_outcome, args=(lambda: batcher.submit(2), after, 0), daemon=True)
+    caller.start()
+    caller.join(timeout=30)
+    assert not caller.is_alive(), "the worker died answering the orphan; the next request waits forever"
+    assert after[0].value == 20 and run.batches[0] == [1]
+
+
 def test_a_full_waiting_line_refuses_new_requests_at_once_and_recovers() -> None:
     import asyncio
 

@@ -88,7 +88,10 @@ class _Pending(Generic[Item, Result]):
     def finish(self) -> None:
         self.done.set()
         if self.wake is not None:
-            self.wake()
+            try:
+                self.wake()
+            except RuntimeError:  # the waiter's event loop has closed: nobody is left to tell
+                logger.debug("an answer arrived after its event loop closed")
 
 
 @dataclass
