@@ -150,3 +150,16 @@ def test_gmet_and_data_tabs(page: sync_api.Page) -> None:
     expect(page.locator("#data-status")).to_contain_text("sa / train: page 1")
     expect(page.locator("#data-table")).to_contain_text("positive")
     page.screenshot(path=ARTIFACTS / "data.png", full_page=True)
+
+
+def test_the_exam_board_shows_the_papers_rows_with_readable_headers(page: sync_api.Page) -> None:
+    expect = sync_api.expect
+    page.get_by_role("tab", name="Exams (LLMs)").click()
+    table = page.locator("#exam-table")
+    expect(table).to_contain_text("DeepSeek-V4-Flash")  # a row of the UrduMMLU paper's Table 4
+    header = table.locator("th").filter(has_text="Humanities").first
+    box = header.bounding_box()
+    # Sized by its longest word, a header wraps between words: "Humanities" keeps to one line
+    # (a squeezed column stacked its letters one per line, several hundred pixels tall).
+    assert box is not None and box["width"] >= 9 * len("Humanities") and box["height"] < 120, box
+    page.screenshot(path=ARTIFACTS / "exams.png", full_page=True)
