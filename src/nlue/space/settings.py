@@ -43,8 +43,11 @@ ENV_CONCURRENCY = "NLUE_SPACE_CONCURRENCY"
 ENV_MAX_BATCH = "NLUE_SPACE_MAX_BATCH"
 ENV_QUEUE_SIZE = "NLUE_SPACE_QUEUE_SIZE"
 
-CPU_BATCH = 8  # on 2 cores a base-size batch of 8 runs 2.8x the one-by-one rate; 16 adds little, doubles the wait
-GPU_BATCH = 32  # a GPU runs 32 short sentences in about the time of one
+# On 2 cores a base-size batch of 8 runs 2.8x the one-by-one rate (benchmarks/space_latency.py); a larger batch
+# makes each visitor wait for more work. A GPU's pass over a few dozen short sentences costs little more than
+# over one, so it batches more (a common choice; no GPU was at hand to measure it).
+CPU_BATCH = 8
+GPU_BATCH = 32
 QUEUE_ROUNDS = 16  # the queue holds this many full prediction pools: seconds of waiting, not minutes
 
 
