@@ -473,6 +473,12 @@ def test_the_classify_api_answers_in_one_request_with_the_pages_checks_and_batch
     (refused, why), (too_long, told) = results[len(rows) :]
     assert refused >= 400 and "not a classifier this Space offers" in why["error"]
     assert too_long >= 400 and "accepts up to 1,000" in told["error"]
+    for fields, told in (
+        ("आज", "must be a list of texts"),
+        ([NEPALI[0], NEPALI[1]], "sa takes 1 field(s) (Text); got 2"),
+    ):
+        status, data = _classify(url, {"data": ["sa", "models/sa", fields]})
+        assert status >= 400 and told in data["error"], data  # a string would have been read letter by letter
     # stsb: the score, clipped to the task's range as on the page, and what the model said.
     status, data = _classify(url, {"data": ["stsb", "models/stsb", NEPALI[:2]]})
     score = data["data"][0]
