@@ -458,7 +458,7 @@ def test_the_classify_api_answers_in_one_request_with_the_pages_checks_and_batch
     loaded, batcher, spec = _model(service, "sa")
     rows, expected = _told_apart(loaded, spec, len(spec.input_fields))
     calls = [
-        lambda i=i: _classify(url, {"data": ["sa", "models/sa", rows[i][:1]], "session_hash": f"script-{i}"})
+        lambda i=i: _classify(url, {"data": ["sa", "models/sa", rows[i]], "session_hash": f"script-{i}"})
         for i in range(len(rows))
     ]
     calls.append(lambda: _classify(url, {"data": ["sa", "/etc/passwd", [NEPALI[0]]]}))
@@ -475,7 +475,7 @@ def test_the_classify_api_answers_in_one_request_with_the_pages_checks_and_batch
     assert too_long >= 400 and "accepts up to 1,000" in told["error"]
     for fields, told in (
         ("आज", "must be a list of texts"),
-        ([NEPALI[0], NEPALI[1]], "sa takes 1 field(s) (Text); got 2"),
+        ([NEPALI[0], NEPALI[1]], "sa takes 1 field(s) (Text); got 2 texts"),
     ):
         status, data = _classify(url, {"data": ["sa", "models/sa", fields]})
         assert status >= 400 and told in data["error"], data  # a string would have been read letter by letter

@@ -179,9 +179,9 @@ class SpaceService:
         if not isinstance(fields, list | tuple) or not all(isinstance(value, str) for value in fields):
             raise InputError(f"fields must be a list of texts, the task's input fields in order; got {fields!r:.80}")
         entry, task, example = self._checked_request(task_name, model_name, fields)
-        if len(fields) > len(task.input_fields):  # the page's hidden boxes come empty; a script's extra text is a slip
+        if any(value.strip() for value in fields[len(task.input_fields) :]):  # empty extras are the form's boxes
             wanted = ", ".join(map(field_label, task.input_fields))
-            raise InputError(f"{task.name} takes {len(task.input_fields)} field(s) ({wanted}); got {len(fields)}")
+            raise InputError(f"{task.name} takes {len(task.input_fields)} field(s) ({wanted}); got {len(fields)} texts")
         if entry in self.cache:
             self._ready(entry, task)
         else:
