@@ -7,6 +7,7 @@ loopback (a burst of REST calls, one of them refused, each answered on its own).
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import threading
@@ -358,6 +359,18 @@ def test_batched_answers_equal_one_by_one_answers(service: Any, task: str) -> No
     assert sorted(_batch_size(details) for _, details in results) == [1, 1, 4, 4, 4, 4]
 
 
+def test_the_pages_coroutine_answers_as_the_threaded_call_does(service: Any) -> None:
+    import asyncio
+
+    fields = [NEPALI[0], NEPALI[1], ""]
+    threaded, _ = service.predict("mnli", "models/mnli", *fields)
+    awaited, awaited_details = asyncio.run(service.predict_async("mnli", "models/mnli", *fields))
+    assert list(awaited) == list(threaded) and list(awaited.values()) == pytest.approx(list(threaded.values()))
+    assert awaited_details.startswith("`models/mnli` · mnli · ")
+    with pytest.raises(NlueError, match="not a classifier this Space offers"):
+        asyncio.run(service.predict_async("mnli", "/etc/passwd", *fields))
+
+
 def test_a_bad_request_in_a_burst_fails_alone(service: Any) -> None:
     from nlue.space.inference import InputError
     from nlue.space.models import ModelNotAllowed
@@ -494,6 +507,7 @@ def test_the_page_gives_predictions_a_wide_pool_and_gmet_a_narrow_one(space: tup
     assert events["fill_blank"].concurrency_limit == settings.model_concurrency
     assert events["predict"].concurrency_id != events["fill_blank"].concurrency_id
     assert events["predict"].preprocess is False and events["predict"].batch is False
+    assert inspect.iscoroutinefunction(events["predict"].fn)  # waits for its batch on the event loop, no thread
     assert demo._queue.max_size == settings.queue_size
     assert demo._queue.live_updates is False  # queue positions on a timer, not per started job
     assert demo._queue.ANALYTICS_MAX_EVENTS <= 1000  # Gradio's monitoring records stay small

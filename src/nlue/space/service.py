@@ -24,7 +24,7 @@ from nlue.registry.spec import TaskSpec
 from nlue.registry.tasks import TASKS, get_task
 from nlue.space import columns as cols
 from nlue.space import text
-from nlue.space.batching import MicroBatcher
+from nlue.space.batching import Batched, MicroBatcher
 from nlue.space.cache import LoadedModel, ModelCache
 from nlue.space.charts import MAX_CHART_MODELS, score_chart
 from nlue.space.data import DataBrowser
@@ -158,34 +158,52 @@ class SpaceService:
         """Load ``entry`` (if it is not loaded yet) and check that its head reads out ``task``'s labels."""
         check_head(entry, task, self._get_model(entry).model.config)
 
+    async def _ready_async(self, entry: ModelEntry, task: TaskSpec) -> None:
+        """:meth:`_ready` for a coroutine: only loading a model (seconds) goes to a worker thread."""
+        if entry in self.cache:
+            self._ready(entry, task)
+        else:
+            await anyio.to_thread.run_sync(self._ready, entry, task)
+
     def predict(
         self, task_name: str, model_name: str | None, *values: str | None
     ) -> tuple[dict[str, float] | str, str]:
-        """The prediction (label probabilities, or the stsb score as text) and a line about how it was made."""
+        """The prediction (label probabilities, or the stsb score as text) and a line about how it was made.
+
+        For Python callers, one thread per request; the page uses :meth:`predict_async`, the same
+        checks and batches without a thread per waiting visitor.
+        """
         entry, task, example = self._checked_request(task_name, model_name, values)
         self._ready(entry, task)
         started = time.perf_counter()
-        answer = self.batcher(entry, task.name).submit(example)
+        return self._shown(entry, task, self.batcher(entry, task.name).submit(example), started)
+
+    async def predict_async(
+        self, task_name: str, model_name: str | None, *values: str | None
+    ) -> tuple[dict[str, float] | str, str]:
+        """:meth:`predict` as a coroutine: the page's handler. Waiting for its batch, a visitor holds no
+        worker thread, and Gradio skips the hop to one (about 0.8x -> 0.82x the direct rate through the
+        queue at base size, ``benchmarks/space_latency.py``)."""
+        entry, task, example = self._checked_request(task_name, model_name, values)
+        await self._ready_async(entry, task)
+        started = time.perf_counter()
+        return self._shown(entry, task, await self.batcher(entry, task.name).submit_async(example), started)
+
+    @staticmethod
+    def _shown(entry: ModelEntry, task: TaskSpec, answer: Batched, started: float) -> tuple[Any, str]:
         milliseconds = 1000 * (time.perf_counter() - started)
         shared = f" · batch of {answer.batch_size}" if answer.batch_size > 1 else ""
         return format_prediction(task, answer.value), f"`{entry.name}` · {task.name} · {milliseconds:.0f} ms{shared}"
 
     async def classify(self, task_name: str, model_name: str | None, fields: Sequence[str | None]) -> dict[str, Any]:
-        """:meth:`predict` for API clients: the same checks and batches, the answer as a JSON object.
-
-        A coroutine, so that a request waiting for its batch holds no worker thread. Only loading
-        a model (seconds) goes to a worker thread; the checks take microseconds on the event loop.
-        """
+        """:meth:`predict` for API clients: the same checks and batches, the answer as a JSON object."""
         if not isinstance(fields, list | tuple) or not all(isinstance(value, str) for value in fields):
             raise InputError(f"fields must be a list of texts, the task's input fields in order; got {fields!r:.80}")
         entry, task, example = self._checked_request(task_name, model_name, fields)
         if any(value.strip() for value in fields[len(task.input_fields) :]):  # empty extras are the form's boxes
             wanted = ", ".join(map(field_label, task.input_fields))
             raise InputError(f"{task.name} takes {len(task.input_fields)} field(s) ({wanted}); got {len(fields)} texts")
-        if entry in self.cache:
-            self._ready(entry, task)
-        else:
-            await anyio.to_thread.run_sync(self._ready, entry, task)
+        await self._ready_async(entry, task)
         started = time.perf_counter()
         answer = await self.batcher(entry, task.name).submit_async(example)
         record = prediction_record(task, answer.value)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import html
+import inspect
 import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -67,7 +68,7 @@ def launch_options(settings: SpaceSettings) -> dict[str, Any]:
 
 
 def _visitor_errors(handler: Callable[..., Any], outputs: int = 1) -> Callable[..., Any]:
-    """Report a handler's failures to the visitor, and keep serving.
+    """Report a handler's failures to the visitor, and keep serving (a coroutine handler stays one).
 
     Input to fix (too long, empty, no blank): a warning pop-up, outputs left as they were.
     A refusal or a model that will not load: an error pop-up. Anything else is logged with
@@ -75,23 +76,37 @@ def _visitor_errors(handler: Callable[..., Any], outputs: int = 1) -> Callable[.
     HTML, so messages (which may quote a visitor's text) are escaped.
     """
 
-    @functools.wraps(handler)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return handler(*args, **kwargs)
-        except gr.Error:
-            raise
-        except InputError as exc:
+    def refused(exc: Exception) -> Any:  # called inside the except clause: the traceback is still at hand
+        if isinstance(exc, gr.Error):
+            raise exc
+        if isinstance(exc, InputError):
             gr.Warning(html.escape(str(exc), quote=False), title="Please check the input")
             return gr.skip() if outputs == 1 else tuple(gr.skip() for _ in range(outputs))
-        except NlueError as exc:
+        if isinstance(exc, NlueError):
             logger.info("refused a request: %s", exc)
             raise gr.Error(html.escape(str(exc), quote=False), title="Cannot do that", print_exception=False) from None
-        except Exception:
-            logger.exception("unexpected error in %s", getattr(handler, "__name__", handler))
-            raise gr.Error(text.UNEXPECTED, print_exception=False) from None
+        logger.exception("unexpected error in %s", getattr(handler, "__name__", handler))
+        raise gr.Error(text.UNEXPECTED, print_exception=False) from None
 
-    return wrapper
+    if inspect.iscoroutinefunction(handler):
+
+        @functools.wraps(handler)
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await handler(*args, **kwargs)
+            except Exception as exc:
+                return refused(exc)
+
+        return run_async
+
+    @functools.wraps(handler)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return handler(*args, **kwargs)
+        except Exception as exc:
+            return refused(exc)
+
+    return run
 
 
 def _api_errors(handler: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
@@ -186,7 +201,7 @@ def _try_tab(service: SpaceService, settings: SpaceSettings) -> None:
     _on(example.click, service.example_inputs, task, boxes, concurrency_limit=settings.data_concurrency)
     _on(
         predict.click,
-        service.predict,
+        service.predict_async,  # a coroutine: no worker thread while a visitor's batch runs
         [task, model, *boxes],
         [output, details],
         api_name="predict",
