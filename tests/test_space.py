@@ -621,20 +621,20 @@ def test_page_builds_without_network_and_locks_down_the_model_choice(
 
 def test_page_handlers_turn_refusals_into_gradio_errors(service: SpaceService) -> None:
     gr = pytest.importorskip("gradio")
-    from nlue.space.ui import _visitor_errors
+    from nlue.space.handler_errors import visitor_errors
 
     with pytest.raises(gr.Error, match="not a classifier this Space offers"):
-        _visitor_errors(service.predict)("sa", "/etc/passwd", NEPALI, "", "")
+        visitor_errors(service.predict)("sa", "/etc/passwd", NEPALI, "", "")
     # Input to fix is a warning, not an error: the outputs stay as they were.
     with pytest.warns(UserWarning, match="accepts up to 200"):
-        kept = _visitor_errors(service.predict, outputs=2)("sa", "models/sa", "क" * 500, "", "")
+        kept = visitor_errors(service.predict, outputs=2)("sa", "models/sa", "क" * 500, "", "")
     assert kept == (gr.skip(), gr.skip())
 
     def crash() -> None:
         raise RuntimeError("boom")
 
     with pytest.raises(gr.Error, match="Something went wrong"):
-        _visitor_errors(crash)()
+        visitor_errors(crash)()
 
 
 def test_leaderboard_shows_the_model_name_the_results_give(tmp_path: Path) -> None:

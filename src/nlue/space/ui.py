@@ -12,16 +12,12 @@ component: ``classify``, the predictions for scripts (one request each, JSON ans
 from __future__ import annotations
 
 import functools
-import html
-import inspect
-import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import gradio as gr
 
-from nlue.errors import NlueError
 from nlue.registry.tasks import TASKS
 from nlue.space import columns as cols
 from nlue.space import text
@@ -30,15 +26,14 @@ from nlue.space.charts import MAX_CHART_MODELS
 from nlue.space.data import MAX_PAGE_SIZE
 from nlue.space.exam_board import LEGEND as EXAM_LEGEND
 from nlue.space.exam_board import load_exam_board
-from nlue.space.inference import TRY_TASKS, InputError
+from nlue.space.handler_errors import api_errors, visitor_errors
+from nlue.space.inference import TRY_TASKS
 from nlue.space.leaderboard import styled_frame
 from nlue.space.llm_try import build_llm_section
 from nlue.space.nediom_board import LEGEND as NEDIOM_LEGEND
 from nlue.space.nediom_board import load_nediom_board
 from nlue.space.service import SpaceService
 from nlue.space.settings import SpaceSettings
-
-logger = logging.getLogger(__name__)
 
 QUEUE_STATUS_SECONDS = 1.0
 # Gradio keeps a record of its last 10,000 events and, after every event, rebuilds a monitoring summary
@@ -67,70 +62,6 @@ def launch_options(settings: SpaceSettings) -> dict[str, Any]:
     return {"theme": theme, "css": CSS, "max_threads": threads, "state_session_capacity": SESSIONS_KEPT}
 
 
-def _visitor_errors(handler: Callable[..., Any], outputs: int = 1) -> Callable[..., Any]:
-    """Report a handler's failures to the visitor, and keep serving (a coroutine handler stays one).
-
-    Input to fix (too long, empty, no blank): a warning pop-up, outputs left as they were.
-    A refusal or a model that will not load: an error pop-up. Anything else is logged with
-    its traceback and the visitor gets a short apology, never the traceback. Pop-ups render
-    HTML, so messages (which may quote a visitor's text) are escaped.
-    """
-
-    def refused(exc: Exception) -> Any:  # called inside the except clause: the traceback is still at hand
-        if isinstance(exc, gr.Error):
-            raise exc
-        if isinstance(exc, InputError):
-            gr.Warning(html.escape(str(exc), quote=False), title="Please check the input")
-            return gr.skip() if outputs == 1 else tuple(gr.skip() for _ in range(outputs))
-        if isinstance(exc, NlueError):
-            logger.info("refused a request: %s", exc)
-            raise gr.Error(html.escape(str(exc), quote=False), title="Cannot do that", print_exception=False) from None
-        logger.exception("unexpected error in %s", getattr(handler, "__name__", handler))
-        raise gr.Error(text.UNEXPECTED, print_exception=False) from None
-
-    if inspect.iscoroutinefunction(handler):
-
-        @functools.wraps(handler)
-        async def run_async(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return await handler(*args, **kwargs)
-            except Exception as exc:
-                return refused(exc)
-
-        return run_async
-
-    @functools.wraps(handler)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return handler(*args, **kwargs)
-        except Exception as exc:
-            return refused(exc)
-
-    return run
-
-
-def _api_errors(handler: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    """:func:`_visitor_errors` for an API-only coroutine: every refusal is an error with its message.
-
-    No pop-ups and no HTML: the caller is a program, which gets Gradio's JSON error answer.
-    """
-
-    @functools.wraps(handler)
-    async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return await handler(*args, **kwargs)
-        except gr.Error:
-            raise
-        except NlueError as exc:
-            logger.info("refused an API request: %s", exc)
-            raise gr.Error(str(exc), print_exception=False) from None
-        except Exception:
-            logger.exception("unexpected error in %s", getattr(handler, "__name__", handler))
-            raise gr.Error(text.UNEXPECTED, print_exception=False) from None
-
-    return wrapper
-
-
 def _on(
     trigger: Callable[..., Any],
     handler: Callable[..., Any],
@@ -139,10 +70,10 @@ def _on(
     api_name: str | None = None,
     **kwargs: Any,
 ) -> Any:
-    """Wire ``handler`` to an event, wrapped by :func:`_visitor_errors`; private unless it has an API name."""
+    """Wire ``handler`` to an event, wrapped by :func:`visitor_errors`; private unless it has an API name."""
     count = len(outputs) if isinstance(outputs, list | tuple) else 1
     visibility = {"api_name": api_name} if api_name else {"api_visibility": "private"}
-    return trigger(_visitor_errors(handler, count), inputs, outputs, **visibility, **kwargs)
+    return trigger(visitor_errors(handler, count), inputs, outputs, **visibility, **kwargs)
 
 
 def _try_tab(service: SpaceService, settings: SpaceSettings) -> None:
@@ -218,7 +149,7 @@ def _try_tab(service: SpaceService, settings: SpaceSettings) -> None:
 
     # The same checks and micro-batches as "predict", for scripts: not queued (no event stream to read,
     # one request per prediction), bounded by the batcher's max_waiting instead of the queue's size.
-    gr.api(_api_errors(classify), api_name="classify", queue=False, api_description=text.CLASSIFY_API)
+    gr.api(api_errors(classify), api_name="classify", queue=False, api_description=text.CLASSIFY_API)
 
 
 def _gmet_tab(service: SpaceService, settings: SpaceSettings) -> None:

@@ -1,0 +1,88 @@
+"""What a visitor or an API client sees when a Space handler fails; the Space keeps serving either way.
+
+The page's handlers are wrapped by :func:`visitor_errors` (pop-ups: a warning for input to
+fix, an error for a refusal, a short apology for anything unexpected, logged with its
+traceback); the API-only ``classify`` by :func:`api_errors` (Gradio's JSON error answer
+with the message, no HTML).
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import gradio as gr
+
+from nlue.errors import NlueError
+from nlue.space import text
+from nlue.space.inference import InputError
+
+logger = logging.getLogger(__name__)
+
+
+def visitor_errors(handler: Callable[..., Any], outputs: int = 1) -> Callable[..., Any]:
+    """Report a handler's failures to the visitor, and keep serving (a coroutine handler stays one).
+
+    Input to fix (too long, empty, no blank): a warning pop-up, outputs left as they were.
+    A refusal or a model that will not load: an error pop-up. Anything else is logged with
+    its traceback and the visitor gets a short apology, never the traceback. Pop-ups render
+    HTML, so messages (which may quote a visitor's text) are escaped.
+    """
+
+    def refused(exc: Exception) -> Any:  # called inside the except clause: the traceback is still at hand
+        if isinstance(exc, gr.Error):
+            raise exc
+        if isinstance(exc, InputError):
+            gr.Warning(html.escape(str(exc), quote=False), title="Please check the input")
+            return gr.skip() if outputs == 1 else tuple(gr.skip() for _ in range(outputs))
+        if isinstance(exc, NlueError):
+            logger.info("refused a request: %s", exc)
+            raise gr.Error(html.escape(str(exc), quote=False), title="Cannot do that", print_exception=False) from None
+        logger.exception("unexpected error in %s", getattr(handler, "__name__", handler))
+        raise gr.Error(text.UNEXPECTED, print_exception=False) from None
+
+    if inspect.iscoroutinefunction(handler):
+
+        @functools.wraps(handler)
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await handler(*args, **kwargs)
+            except Exception as exc:
+                return refused(exc)
+
+        return run_async
+
+    @functools.wraps(handler)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return handler(*args, **kwargs)
+        except Exception as exc:
+            return refused(exc)
+
+    return run
+
+
+def api_errors(handler: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """:func:`visitor_errors` for an API-only coroutine: every refusal is an error with its message.
+
+    No pop-ups and no HTML: the caller is a program, which gets Gradio's JSON error answer.
+    """
+
+    @functools.wraps(handler)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await handler(*args, **kwargs)
+        except gr.Error:
+            raise
+        except NlueError as exc:
+            logger.info("refused an API request: %s", exc)
+            raise gr.Error(str(exc), print_exception=False) from None
+        except Exception:
+            logger.exception("unexpected error in %s", getattr(handler, "__name__", handler))
+            raise gr.Error(text.UNEXPECTED, print_exception=False) from None
+
+    return wrapper
