@@ -85,16 +85,13 @@ def prediction_record(task: TaskSpec, logits: np.ndarray) -> dict[str, Any]:
 
 
 def format_prediction(task: TaskSpec, logits: np.ndarray) -> dict[str, float] | str:
-    """What gr.Label shows: class probabilities by label name, or the stsb score as text."""
-    row = np.asarray(logits, dtype=np.float64).reshape(-1)
-    if not task.kind.has_classes:
-        low, high = task.score_range or (float("-inf"), float("inf"))
-        score = float(row[0])
-        clipped = min(max(score, low), high)
-        note = "" if abs(clipped - score) < 0.005 else f" (the model said {score:.2f})"
-        return f"similarity {clipped:.2f} / {high:g}{note}"
-    probs = probabilities(row[None, :])[0]
-    return {name: float(p) for name, p in zip(task.label_names, probs, strict=True)}
+    """What gr.Label shows: class probabilities by label name, or the stsb score as text (from :func:`prediction_record`)."""
+    record = prediction_record(task, logits)
+    if "probabilities" in record:
+        return record["probabilities"]
+    clipped, score, high = record["score"], record["model_score"], record["range"][1]
+    note = "" if abs(clipped - score) < 0.005 else f" (the model said {score:.2f})"
+    return f"similarity {clipped:.2f} / {high:g}{note}"
 
 
 def check_head(entry: ModelEntry, task: TaskSpec, config: Any) -> None:
@@ -118,13 +115,6 @@ def predict_rows(loaded: LoadedModel, task: TaskSpec, examples: Sequence[Mapping
     return list(logits)
 
 
-def predict_batch(
-    loaded: LoadedModel, task: TaskSpec, examples: Sequence[Mapping[str, str]]
-) -> list[dict[str, float] | str]:
-    """Each example's prediction as the page shows it (see :func:`predict_rows`)."""
-    return [format_prediction(task, row) for row in predict_rows(loaded, task, examples)]
-
-
 def predict_example(loaded: LoadedModel, task: TaskSpec, example: Mapping[str, str]) -> dict[str, float] | str:
-    """One example alone (no batching): the reference the batched path is checked against."""
-    return predict_batch(loaded, task, [example])[0]
+    """One example alone (no batching), as the page shows it: the reference the batched path is checked against."""
+    return format_prediction(task, predict_rows(loaded, task, [example])[0])
