@@ -51,6 +51,16 @@ GPU_BATCH = 32
 QUEUE_ROUNDS = 16  # the queue holds this many full prediction pools: seconds of waiting, not minutes
 
 
+def prediction_pool(batch_size: int) -> int:
+    """Predictions let into the handler at once: one batch running, the next one gathering."""
+    return 2 * batch_size
+
+
+def queue_places(batch_size: int) -> int:
+    """The queue's default size: ``QUEUE_ROUNDS`` full prediction pools."""
+    return QUEUE_ROUNDS * prediction_pool(batch_size)
+
+
 @dataclass(frozen=True)
 class Machine:
     """What the Space's limits are sized from: the CPU cores this process may use, and whether a GPU is there."""
@@ -95,7 +105,7 @@ class SpaceSettings:
     # forward pass. Twice that many may be inside the handler, so that the next batch gathers while one runs.
     max_batch_size: int = CPU_BATCH
     data_concurrency: int = 4
-    queue_size: int = QUEUE_ROUNDS * 2 * CPU_BATCH  # waiting requests beyond this are refused; a few KB each
+    queue_size: int = queue_places(CPU_BATCH)  # waiting requests beyond this are refused; a few KB each
     max_cached_models: int = 6
 
     def __post_init__(self) -> None:
@@ -126,13 +136,13 @@ class SpaceSettings:
             model_concurrency=_int_env(ENV_CONCURRENCY, machine.model_concurrency()),
             max_batch_size=batch,
             data_concurrency=machine.data_concurrency(),
-            queue_size=_int_env(ENV_QUEUE_SIZE, QUEUE_ROUNDS * 2 * max(1, batch)),
+            queue_size=_int_env(ENV_QUEUE_SIZE, queue_places(batch)),
         )
 
     @property
     def predict_concurrency(self) -> int:
-        """Requests of the "Try a model" tab let into the handler at once: one batch running, the next one gathering."""
-        return 2 * self.max_batch_size
+        """Requests of the "Try a model" tab let into the handler at once (:func:`prediction_pool`)."""
+        return prediction_pool(self.max_batch_size)
 
 
 def _int_env(name: str, default: int) -> int:
