@@ -56,6 +56,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -254,22 +255,47 @@ def run_visitors(
     return figures
 
 
-def with_gradio_client(url: str, task: str, model: str) -> Callable[[int, list[str]], str]:
-    """Calls through ``gradio_client.Client``, one client (one session) per visitor.
+def per_visitor(open_client: Callable[[], Any]) -> Callable[[int], Any]:
+    """Each visitor's own client, opened at its first call and kept.
+
+    Not ``dict.setdefault``: that would build a client (and its TLS context, ~20 ms of CPU for
+    httpx) on every call, a cost that would be charged to the Space since both share the cores.
+    """
+    clients: dict[int, Any] = {}
+
+    def client(index: int) -> Any:
+        if index not in clients:
+            clients[index] = open_client()
+        return clients[index]
+
+    return client
+
+
+def open_gradio_client(url: str) -> Any:
+    """A ``gradio_client.Client``: one session.
 
     ``ssl_verify=False`` because gradio_client opens new httpx clients for every call, and each
     loads the CA bundle (about 40 ms of CPU here) unless told not to verify; on plain-HTTP
-    loopback there is nothing to verify, and that client-side cost would be charged to the Space
-    since both share the machine's cores.
+    loopback there is nothing to verify, and that client-side cost would be charged to the Space.
     """
     from gradio_client import Client
 
-    connections: dict[int, Client] = {}
+    return Client(url, verbose=False, analytics_enabled=False, ssl_verify=False)
+
+
+def classify_details(answer: dict[str, Any]) -> str:
+    """A ``classify`` answer checked to hold a prediction, as the batch note :func:`batch_size_of` reads."""
+    if not (answer.get("label") or "score" in answer):
+        raise ValueError(f"no prediction in {answer}")
+    return f"batch of {answer['batch_size']}"
+
+
+def with_gradio_client(url: str, task: str, model: str) -> Callable[[int, list[str]], str]:
+    """Calls through ``gradio_client.Client`` on the page's ``predict``, one client (one session) per visitor."""
+    client = per_visitor(lambda: open_gradio_client(url))
 
     def call(index: int, fields: list[str]) -> str:
-        if index not in connections:
-            connections[index] = Client(url, verbose=False, analytics_enabled=False, ssl_verify=False)
-        label, details = connections[index].predict(task, model, *fields, api_name="/predict")
+        label, details = client(index).predict(task, model, *fields, api_name="/predict")
         if not label:
             raise ValueError("empty prediction")
         return details
@@ -278,18 +304,11 @@ def with_gradio_client(url: str, task: str, model: str) -> Callable[[int, list[s
 
 
 def with_gradio_client_classify(url: str, task: str, model: str) -> Callable[[int, list[str]], str]:
-    """``gradio_client.Client.predict`` on the ``classify`` endpoint (see :func:`with_gradio_client`)."""
-    from gradio_client import Client
-
-    connections: dict[int, Client] = {}
+    """``gradio_client.Client.predict`` on the ``classify`` endpoint, one client per visitor."""
+    client = per_visitor(lambda: open_gradio_client(url))
 
     def call(index: int, fields: list[str]) -> str:
-        if index not in connections:
-            connections[index] = Client(url, verbose=False, analytics_enabled=False, ssl_verify=False)
-        answer = connections[index].predict(task=task, model=model, fields=fields, api_name="/classify")
-        if not (answer.get("label") or "score" in answer):
-            raise ValueError(f"no prediction in {answer}")
-        return f"batch of {answer['batch_size']}"
+        return classify_details(client(index).predict(task=task, model=model, fields=fields, api_name="/classify"))
 
     return call
 
@@ -301,13 +320,11 @@ def with_rest(url: str, task: str, model: str) -> Callable[[int, list[str]], str
     makes a new session per call: it renders the config of every block of the page (about
     6 ms on this page, on the server's event loop) and keeps it until its session capacity.
     """
-    connections: dict[int, httpx.Client] = {}
+    client = per_visitor(lambda: httpx.Client(timeout=120))
 
     def call(index: int, fields: list[str]) -> str:
-        if index not in connections:  # not setdefault: that would build a Client (and its TLS context) per call
-            connections[index] = httpx.Client(timeout=120)
-        http = connections[index]
-        body = {"data": [task, model, *fields], "session_hash": f"bench-{id(connections)}-{index}"}
+        http = client(index)
+        body = {"data": [task, model, *fields], "session_hash": f"bench-{id(client)}-{index}"}
         posted = http.post(f"{url}gradio_api/call/predict", json=body)
         posted.raise_for_status()
         with http.stream("GET", f"{url}gradio_api/call/predict/{posted.json()['event_id']}") as stream:
@@ -325,18 +342,14 @@ def with_one_request(url: str, task: str, model: str) -> Callable[[int, list[str
     With a ``session_hash`` per visitor, as the README's example sends: without one, Gradio builds a
     session (a copy of the page's state, ~6 ms of the server's CPU) for every call.
     """
-    connections: dict[int, httpx.Client] = {}
+    client = per_visitor(lambda: httpx.Client(timeout=120))
 
     def call(index: int, fields: list[str]) -> str:
-        if index not in connections:
-            connections[index] = httpx.Client(timeout=120)
-        body = {"data": [task, model, fields], "session_hash": f"script-{id(connections)}-{index}"}
-        posted = connections[index].post(f"{url}gradio_api/run/classify", json=body)
+        body = {"data": [task, model, fields], "session_hash": f"script-{id(client)}-{index}"}
+        posted = client(index).post(f"{url}gradio_api/run/classify", json=body)
         posted.raise_for_status()
         [answer] = posted.json()["data"]
-        if not (answer.get("label") or "score" in answer):
-            raise ValueError(f"no prediction in {answer}")
-        return f"batch of {answer['batch_size']}"
+        return classify_details(answer)
 
     return call
 
