@@ -24,27 +24,9 @@ from nlue.space.inference import InputError
 logger = logging.getLogger(__name__)
 
 
-def visitor_errors(handler: Callable[..., Any], outputs: int = 1) -> Callable[..., Any]:
-    """Report a handler's failures to the visitor, and keep serving (a coroutine handler stays one).
-
-    Input to fix (too long, empty, no blank): a warning pop-up, outputs left as they were.
-    A refusal or a model that will not load: an error pop-up. Anything else is logged with
-    its traceback and the visitor gets a short apology, never the traceback. Pop-ups render
-    HTML, so messages (which may quote a visitor's text) are escaped.
-    """
-
-    def refused(exc: Exception) -> Any:  # called inside the except clause: the traceback is still at hand
-        if isinstance(exc, gr.Error):
-            raise exc
-        if isinstance(exc, InputError):
-            gr.Warning(html.escape(str(exc), quote=False), title="Please check the input")
-            return gr.skip() if outputs == 1 else tuple(gr.skip() for _ in range(outputs))
-        if isinstance(exc, NlueError):
-            logger.info("refused a request: %s", exc)
-            raise gr.Error(html.escape(str(exc), quote=False), title="Cannot do that", print_exception=False) from None
-        logger.exception("unexpected error in %s", getattr(handler, "__name__", handler))
-        raise gr.Error(text.UNEXPECTED, print_exception=False) from None
-
+def _guarded(handler: Callable[..., Any], refused: Callable[[Exception], Any]) -> Callable[..., Any]:
+    """``handler`` with its failures passed to ``refused`` (which returns a stand-in or raises); a coroutine
+    handler stays a coroutine, so that Gradio still runs it on the event loop."""
     if inspect.iscoroutinefunction(handler):
 
         @functools.wraps(handler)
@@ -66,23 +48,47 @@ def visitor_errors(handler: Callable[..., Any], outputs: int = 1) -> Callable[..
     return run
 
 
+def _unexpected(handler: Callable[..., Any]) -> gr.Error:
+    """What any caller gets for a failure that is not a refusal: logged with its traceback, a short apology."""
+    logger.exception("unexpected error in %s", getattr(handler, "__name__", handler))
+    return gr.Error(text.UNEXPECTED, print_exception=False)
+
+
+def visitor_errors(handler: Callable[..., Any], outputs: int = 1) -> Callable[..., Any]:
+    """Report a handler's failures to the visitor, and keep serving.
+
+    Input to fix (too long, empty, no blank): a warning pop-up, outputs left as they were.
+    A refusal or a model that will not load: an error pop-up. Anything else is logged with
+    its traceback and the visitor gets a short apology, never the traceback. Pop-ups render
+    HTML, so messages (which may quote a visitor's text) are escaped.
+    """
+
+    def refused(exc: Exception) -> Any:  # called inside the except clause: the traceback is still at hand
+        if isinstance(exc, gr.Error):
+            raise exc
+        if isinstance(exc, InputError):
+            gr.Warning(html.escape(str(exc), quote=False), title="Please check the input")
+            return gr.skip() if outputs == 1 else tuple(gr.skip() for _ in range(outputs))
+        if isinstance(exc, NlueError):
+            logger.info("refused a request: %s", exc)
+            raise gr.Error(html.escape(str(exc), quote=False), title="Cannot do that", print_exception=False) from None
+        raise _unexpected(handler) from None
+
+    return _guarded(handler, refused)
+
+
 def api_errors(handler: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
     """:func:`visitor_errors` for an API-only coroutine: every refusal is an error with its message.
 
     No pop-ups and no HTML: the caller is a program, which gets Gradio's JSON error answer.
     """
 
-    @functools.wraps(handler)
-    async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return await handler(*args, **kwargs)
-        except gr.Error:
-            raise
-        except NlueError as exc:
+    def refused(exc: Exception) -> Any:
+        if isinstance(exc, gr.Error):
+            raise exc
+        if isinstance(exc, NlueError):
             logger.info("refused an API request: %s", exc)
             raise gr.Error(str(exc), print_exception=False) from None
-        except Exception:
-            logger.exception("unexpected error in %s", getattr(handler, "__name__", handler))
-            raise gr.Error(text.UNEXPECTED, print_exception=False) from None
+        raise _unexpected(handler) from None
 
-    return wrapper
+    return _guarded(handler, refused)
