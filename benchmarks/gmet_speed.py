@@ -43,7 +43,7 @@ import torch
 import transformers
 
 from nlue.gmet.items import GmetItem, load_items
-from nlue.gmet.mlm import MaskedLMPredictor
+from nlue.gmet.mlm import DEFAULT_MAX_PIECES, MaskedLMPredictor
 from nlue.gmet.mlm_pieces import masked_text, pick_device
 from nlue.tiny_models import tiny_config, train_tokenizer
 
@@ -112,9 +112,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--repeats", type=int, default=3, help="timing rounds; the median is reported (default: 3)")
     parser.add_argument("--no-diagnostic", action="store_true", help="skip the answer-ranked diagnostic timing")
-    parser.add_argument("--max-pieces", type=int, default=3, help="longest greedy completion of the full mode "
-                        "(default: 3, the scorer's default); another value changes which words are proposed, "
-                        "and the printout says on how many items the top 10 differs from 3's")  # fmt: skip
+    parser.add_argument("--max-pieces", type=int, default=DEFAULT_MAX_PIECES, help="longest greedy completion "
+                        f"of the full mode (default: {DEFAULT_MAX_PIECES}, the scorer's); another value changes "
+                        "which words are proposed, and the printout says on how many items the top 10 differs "
+                        "from the default's")  # fmt: skip
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -146,7 +147,7 @@ def main() -> None:
 
         # Warm up every path once (lazy imports, kernels, allocator).
         pipe(texts[0])
-        predictor.max_pieces, predictor.answer_candidates = 3, True
+        predictor.max_pieces, predictor.answer_candidates = DEFAULT_MAX_PIECES, True
         predictor.predict(items[:4])
         modes = (
             ["pipe", "single", "full"] + (["whole"] if trims else []) + ([] if args.no_diagnostic else ["diagnostic"])
@@ -155,8 +156,8 @@ def main() -> None:
         run_of = {"pipe": pipeline_loop, "single": ours(1, False), "full": ours(pieces, False),
                   "whole": ours(pieces, False, trim=False), "diagnostic": ours(pieces, True)}  # fmt: skip
         changed = None
-        if pieces != 3:  # what the other setting costs in results: the top 10 against the default's
-            default_top = [p.top_k for p in ours(3, False)()]
+        if pieces != DEFAULT_MAX_PIECES:  # what the other setting costs in results: the top 10 against the default's
+            default_top = [p.top_k for p in ours(DEFAULT_MAX_PIECES, False)()]
             changed = sum(p.top_k != d for p, d in zip(ours(pieces, False)(), default_top, strict=True))
         rounds: dict[str, list[float]] = {mode: [] for mode in modes}
         cpu_rounds: dict[str, list[float]] = {mode: [] for mode in modes}
@@ -203,14 +204,14 @@ def main() -> None:
           f"{pruned['full']}")  # fmt: skip
     if changed is not None:
         print(f"--max-pieces {args.max_pieces} is another scoring setting, not the default's results: the top 10 "
-              f"differs from --max-pieces 3's on {changed} of {n} items")  # fmt: skip
+              f"differs from --max-pieces {DEFAULT_MAX_PIECES}'s on {changed} of {n} items")  # fmt: skip
     if trims:
         print(f"last layer only at the read positions: {seconds['whole'] / seconds['full']:.3f}x the speed of the "
               "whole last layer, same rankings (tests/test_gmet_speed_parity.py)")  # fmt: skip
     else:
         print("last layer: run whole (this model's layout is not one nlue.gmet.mlm_trim handles)")
-    if args.max_pieces != 3:
-        print(f"goal (issue 14): judged at the default --max-pieces 3 only (results unchanged); this run at "
+    if args.max_pieces != DEFAULT_MAX_PIECES:
+        print(f"goal (issue 14): judged at the default --max-pieces {DEFAULT_MAX_PIECES} only (results unchanged); this run at "
               f"{args.max_pieces}: {full_passes:.2f} passes/item, {full_ratio:.2f}x the pipeline loop")  # fmt: skip
         return
     print(f"goal (issue 14): full mode <= 4 passes/item: {'met' if full_passes <= 4 else 'NOT met'} "
