@@ -98,7 +98,12 @@ def test_paired_ratio_is_taken_within_each_round(bench: ModuleType) -> None:
     assert bench.paired_ratio(results, "a", "b") == (3.0, 2.0, 4.0)
 
 
-def test_quick_run_reports_every_path_goal_and_agreement(bench: ModuleType, capsys: pytest.CaptureFixture) -> None:
+def test_quick_run_reports_every_path_goal_and_agreement(
+    bench: ModuleType, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nlue.training import predict
+
+    monkeypatch.setattr(predict, "CPU_FUSION_MIN_TOKENS", 0)  # so that "ours" runs fused at this tiny size too
     found = bench.main(["--quick", "--items", "40", "--batch-size", "8", "--int8", "--threads", "1"])
     out = capsys.readouterr().out
     for label in bench.LABELS.values():
@@ -107,7 +112,7 @@ def test_quick_run_reports_every_path_goal_and_agreement(bench: ModuleType, caps
         assert goal in out
     assert out.count(" met") + out.count("NOT met") >= 4 and "int8 vs fp32" in out
     table = found["table"]
-    assert set(table) == {"ours", "pipeline", "pipeline_batched", "trainer", "int8"}
+    assert set(table) == {"ours", "ours_own_modules", "pipeline", "pipeline_batched", "trainer", "int8"}
     assert all(row["items_per_second"] > 0 and row["useful_gflops"] > 0 for row in table.values())
     # Sorting by length leaves less padding than the given order; one item per call leaves none.
     assert table["ours"]["padding"] < table["trainer"]["padding"] and table["pipeline"]["padding"] == 0
@@ -116,5 +121,7 @@ def test_quick_run_reports_every_path_goal_and_agreement(bench: ModuleType, caps
     # Same fp32 model on every path: the same classes (the head spreads them) and logits equal up to rounding.
     agreement = found["agreement"]
     assert min(agreement["pipeline"], agreement["pipeline_batched"], agreement["trainer"]) >= 0.95
+    # standardised logits (about -3..3): the fusion moves them by float rounding, amplified by the head
+    assert agreement["own_modules"] == 1 and agreement["own_modules_max_abs"] < 1e-3 and "CPU fusion" in out
     assert 0 <= agreement["int8"] <= 1 and agreement["int8_max_abs"] > 0
     assert len(found["lengths"]) == 40
