@@ -7,8 +7,8 @@ projection, adds the residual before the layer norm: extra passes over large act
 oneDNN's linear primitive takes a weight packed once into its own blocked layout, adds the
 bias inside the product, and applies GELU or the residual add to the results while they are
 still in cache (post-ops). Measured on the 2-core machine (``benchmarks/eval_throughput.py``,
-README): the projections run about 4% faster, a few points of the evaluator's share of the
-machine's matmul rate; the logits differ from eager ones by float rounding only (about 1e-6:
+README): a BERT-base evaluation runs 1.04x as fast (78.6% -> 81.9% of the machine's matmul
+rate); the logits differ from eager ones by float rounding only (about 1e-6 on a raw model:
 the same products, summed by another kernel).
 
 How: :func:`fused_view` returns a *view* of the model, a second module tree in which
@@ -25,11 +25,12 @@ never modified (other threads, later training and saving see it as it was). The 
 are copies, made when the view is built (0.1-0.6 s for a BERT-base model on the 2-core machine)
 and kept with the model while its modules and weights stay as they were, so the view costs a
 second copy of the Linear weights for as long as the model lives; a change to either is seen
-and the next call packs afresh. Block kinds are matched by their
-attributes, and each (class, kind) is accepted only after its fused form reproduced the
-block's own output on a random probe (once per process), so a class that uses these names for
-something else keeps its own forward. Only modules in eval mode are fused; LoRA-wrapped or
-quantised layers are not ``nn.Linear`` and keep their own forward.
+and the next call packs afresh. Block kinds are matched by their attributes, and each (class,
+kind) is accepted only after its fused form reproduced the block's own output on a random probe
+(once per process), so a class that uses these names for something else keeps its own forward.
+Only modules in eval mode are fused. PEFT's LoRA wrappers keep their own forward; the plain
+Linear layers inside them are packed, and still are ``nn.Linear`` with the same parameters,
+which is what PEFT checks. Quantised layers are no float32 ``nn.Linear`` and are left alone.
 
 The operators (``torch.ops.mkldnn._linear_pointwise`` and ``_reorder_linear_weight``) are the
 ones PyTorch's own compiler emits for these fusions on CPU; they are private, so their absence
