@@ -223,3 +223,15 @@ def test_no_view_without_the_operators(
     model, _ = _load(classifiers["bert", "mnli"])
     monkeypatch.setattr(cpu_fusion, "available", lambda: False)
     assert cpu_fusion.fused_view(model) is None
+
+
+def test_a_kept_view_does_not_keep_its_model_alive(classifiers: dict[tuple[str, str], Path]) -> None:
+    import gc
+    import weakref
+
+    model, _ = _load(classifiers["bert", "mnli"])
+    assert cpu_fusion.fused_view(model) is not None
+    alive = weakref.ref(model)
+    del model
+    gc.collect()
+    assert alive() is None  # the packed copies go with the model (an evaluation loop over tasks frees each)
