@@ -69,8 +69,9 @@ import transformers
 
 from nlue.registry.tasks import TRAINABLE_TASKS, get_task
 from nlue.tiny_models import sample_corpus, tiny_config, train_tokenizer
+from nlue.training.cpu_fusion import fused_view
 from nlue.training.modeling import classifier_config_kwargs
-from nlue.training.predict import predict_logits, quantize_dynamic_int8
+from nlue.training.predict import cpu_fusion_applies, predict_logits, quantize_dynamic_int8
 
 # The premise/hypothesis task with the most classes (MNLI), picked from the registry.
 TASK = max(
@@ -434,8 +435,11 @@ def report(args: argparse.Namespace, measured: dict[str, Any]) -> dict[str, Any]
           f"Trainer.predict labels {agreement['trainer']:.1%} (max |logit diff| {agreement['trainer_max_abs']:.2e}); "
           f"our predicted classes: {', '.join(f'{c:.0%}' for c in classes)}")  # fmt: skip
     fusion = paired_ratio(results, "ours_own_modules", "ours")
+    tokens = int(sum(lengths))
+    used = cpu_fusion_applies("cpu", tokens) and fused_view(model) is not None
     print(f"CPU fusion (ours vs ours, own modules): {fusion[0]:.3f}x [{fusion[1]:.3f}-{fusion[2]:.3f}], same predicted "
-          f"class on {agreement['own_modules']:.1%} of items (max |logit diff| {agreement['own_modules_max_abs']:.2e})")  # fmt: skip
+          f"class on {agreement['own_modules']:.1%} of items (max |logit diff| {agreement['own_modules_max_abs']:.2e}); "
+          f"the fused view {'was' if used else 'was NOT'} used ({tokens:,} tokens in the call)")  # fmt: skip
     if "int8" in table:
         speed = paired_ratio(results, "ours", "int8")[0]
         print(f"int8 vs fp32 (ours): {speed:.2f}x the speed, same predicted class on {agreement['int8']:.1%} of items "
@@ -443,7 +447,7 @@ def report(args: argparse.Namespace, measured: dict[str, Any]) -> dict[str, Any]
               f"{1 - agreement['int8']:.1%} (random weights: measure a trained model on its test set)")  # fmt: skip
     return {"table": table, "matmul_gflops": matmul_rate, "vs_pipeline": vs_pipeline[0],
             "vs_pipeline_batched": vs_batched[0], "vs_trainer": vs_trainer[0], "matmul_share": share,
-            "vs_own_modules": fusion[0],
+            "vs_own_modules": fusion[0], "fused": used,
             "agreement": agreement, "lengths": lengths}  # fmt: skip
 
 

@@ -123,5 +123,6 @@ def test_quick_run_reports_every_path_goal_and_agreement(
     assert min(agreement["pipeline"], agreement["pipeline_batched"], agreement["trainer"]) >= 0.95
     # standardised logits (about -3..3): the fusion moves them by float rounding, amplified by the head
     assert agreement["own_modules"] == 1 and agreement["own_modules_max_abs"] < 1e-3 and "CPU fusion" in out
+    assert found["fused"] and "the fused view was used" in out
     assert 0 <= agreement["int8"] <= 1 and agreement["int8_max_abs"] > 0
     assert len(found["lengths"]) == 40

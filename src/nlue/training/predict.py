@@ -91,6 +91,16 @@ def _tokenise(
     return arrays, lengths
 
 
+def cpu_fusion_applies(device_type: str, total_tokens: int, requested: bool = True) -> bool:
+    """Whether :func:`predict_logits` runs a call of ``total_tokens`` tokens through the fused CPU view."""
+    return (
+        device_type == "cpu"
+        and requested
+        and os.environ.get("NLUE_CPU_FUSION", "1") != "0"
+        and total_tokens >= CPU_FUSION_MIN_TOKENS
+    )
+
+
 def predict_logits(
     model: Any,
     tokenizer: Any,
@@ -125,8 +135,7 @@ def predict_logits(
     device = next(model.parameters()).device
     if device.type == "cpu":
         _keep_freed_memory()
-        fusion_allowed = cpu_fusion and os.environ.get("NLUE_CPU_FUSION", "1") != "0"
-        if fusion_allowed and int(lengths.sum()) >= CPU_FUSION_MIN_TOKENS:
+        if cpu_fusion_applies(device.type, int(lengths.sum()), cpu_fusion):
             from nlue.training.cpu_fusion import fused_view
 
             model = fused_view(model) or model
