@@ -22,7 +22,7 @@ How: :func:`fused_view` returns a *view* of the model, a second module tree in w
 
 and every other module, parameter, buffer and hook is the model's own, shared. The model is
 never modified (other threads, later training and saving see it as it was). The packed weights
-are copies, made when the view is built (0.1-0.6 s for a BERT-base model on the 2-core machine)
+are copies, made when the view is built (0.06-0.6 s for a BERT-base model on the 2-core machine)
 and kept with the model while its modules and weights stay as they were, so the view costs a
 second copy of the Linear weights for as long as the model lives; a change to either is seen
 and the next call packs afresh. Block kinds are matched by their attributes, and each (class,

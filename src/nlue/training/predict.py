@@ -38,10 +38,12 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 _KEEP_BYTES = 1 << 30
 _memory_kept = False
 # A call of at least this many tokens runs through the fused CPU view (nlue.training.cpu_fusion).
-# Its first use on a model packs the weights (0.1-0.6 s at BERT-base size, about the forward time
-# of 200-1,000 tokens) and keeps a second copy of them, which pays off for an evaluation but not
-# for the few items of a Space request or a unit test, so small calls keep the model's own modules.
-CPU_FUSION_MIN_TOKENS = 16_384
+# Its first use on a model packs the weights and keeps a second copy of them: 0.06-0.6 s at
+# BERT-base size on the 2-core machine (fresh memory is the slow part), against a saving of about
+# 4% of 0.48 ms per token, so it repays itself after 3K-31K tokens whatever the model's size (both
+# scale with the weights). Below this, as for a Space request or a unit test, the model's own
+# modules run.
+CPU_FUSION_MIN_TOKENS = 32_768
 
 
 def _keep_freed_memory() -> None:
