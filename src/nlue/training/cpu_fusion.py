@@ -7,8 +7,8 @@ projection, adds the residual before the layer norm: extra passes over large act
 oneDNN's linear primitive takes a weight packed once into its own blocked layout, adds the
 bias inside the product, and applies GELU or the residual add to the results while they are
 still in cache (post-ops). Measured on the 2-core machine (``benchmarks/eval_throughput.py``,
-README): a BERT-base evaluation runs 1.04x as fast (78.6% -> 81.9% of the machine's matmul
-rate); the logits differ from eager ones by float rounding only (about 1e-6 on a raw model:
+README): a BERT-base evaluation runs 1.04x as fast on a quiet machine (78.6% -> 81.9% of its
+matmul rate; the gain drowns in the noise of a contended one); the logits differ from eager ones by float rounding only (about 1e-6 on a raw model:
 the same products, summed by another kernel).
 
 How: :func:`fused_view` returns a *view* of the model, a second module tree in which
