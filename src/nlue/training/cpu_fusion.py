@@ -190,9 +190,11 @@ def _fused_block(block: Any) -> torch.nn.Module | None:
     for kind in _KINDS:
         if not kind.matches(block):
             continue
-        fused = kind.build(block)
         key = (type(block), kind.name)
         verdict = _verdicts.get(key)
+        if verdict is False:  # refused before: pack nothing for it
+            return None
+        fused = kind.build(block)
         if verdict is None:
             verdict = _probe(block, fused, kind)
             with _verdicts_lock:
