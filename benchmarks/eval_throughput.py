@@ -365,15 +365,12 @@ def agreement_with_ours(outputs: dict[str, Any], config: Any) -> dict[str, float
     for name in ("pipeline", "pipeline_batched"):
         labels = np.array([config.label2id[row["label"]] for row in outputs[name]])
         found[name] = float((labels == ours).mean())
-    trainer = np.asarray(outputs["trainer"])
-    found["trainer"] = float((trainer.argmax(-1) == ours).mean())
-    found["trainer_max_abs"] = float(np.abs(trainer - outputs["ours"]).max())
-    own = outputs["ours_own_modules"]
-    found["own_modules"] = float((own.argmax(-1) == ours).mean())
-    found["own_modules_max_abs"] = float(np.abs(own - outputs["ours"]).max())
-    if "int8" in outputs:
-        found["int8"] = float((outputs["int8"].argmax(-1) == ours).mean())
-        found["int8_max_abs"] = float(np.abs(outputs["int8"] - outputs["ours"]).max())
+    # The paths that return logits: same class, and the largest logit difference.
+    for name, key in (("trainer", "trainer"), ("ours_own_modules", "own_modules"), ("int8", "int8")):
+        if name in outputs:
+            logits = np.asarray(outputs[name])
+            found[key] = float((logits.argmax(-1) == ours).mean())
+            found[f"{key}_max_abs"] = float(np.abs(logits - outputs["ours"]).max())
     return found
 
 
