@@ -15,7 +15,7 @@ Same model, same items, one model load each. The timings:
   in at a time). A bidirectional encoder re-reads the whole sentence for each of them, so no
   prefix can be shared between them; the printout gives this floor beside the measured
   figure.
-* ``the same, last layer at every position`` - the full mode with :mod:`nlue.gmet.mlm_trim`
+* ``the same, last layer at every position`` - the full mode with :mod:`nlue.lm.masked.trim`
   switched off (BERT-layout models only): what running the last layer at the read
   positions only saves, measured in the same rounds.
 * ``diagnostic`` - ``--answer-ranked-diagnostic``: the same plus the listed answers ranked
@@ -43,9 +43,9 @@ import torch
 import transformers
 
 from nlue.gmet.items import GmetItem, load_items
-from nlue.gmet.mlm import DEFAULT_MAX_PIECES, MaskedLMPredictor
-from nlue.gmet.mlm_pieces import masked_text, pick_device
-from nlue.tiny_models import tiny_config, train_tokenizer
+from nlue.lm.masked.pieces import masked_text, pick_device
+from nlue.lm.masked.predictor import DEFAULT_MAX_PIECES, MaskedLMPredictor
+from nlue.lm.tiny import tiny_config, train_tokenizer
 
 
 def build_model(out: Path, family: str, size: str, vocab_size: int | None = None) -> Path:
@@ -209,7 +209,7 @@ def main() -> None:
         print(f"last layer only at the read positions: {seconds['whole'] / seconds['full']:.3f}x the speed of the "
               "whole last layer, same rankings (tests/test_gmet_speed_parity.py)")  # fmt: skip
     else:
-        print("last layer: run whole (this model's layout is not one nlue.gmet.mlm_trim handles)")
+        print("last layer: run whole (this model's layout is not one nlue.lm.masked.trim handles)")
     if args.max_pieces != DEFAULT_MAX_PIECES:
         print(f"goal (issue 14): judged at the default --max-pieces {DEFAULT_MAX_PIECES} only (results unchanged); this run at "
               f"{args.max_pieces}: {full_passes:.2f} passes/item, {full_ratio:.2f}x the pipeline loop")  # fmt: skip

@@ -62,10 +62,10 @@ from nlue.evals.mcq.prompts import item_body, prompt_spec
 from nlue.lm.base import GenerationRequest, Loglikelihood, LoglikelihoodRequest
 from nlue.lm.local import LocalCausalLM
 from nlue.lm.serve import transformers_serve
+from nlue.lm.tiny import save_tiny_causal_lm
 from nlue.registry.kinds.mcq_text import KEY_LABEL, TEXT_LABEL
 from nlue.registry.kinds.multiple_choice import item_options, key_letter
 from nlue.registry.mcq import MCQ_TASKS
-from nlue.tiny_models import save_tiny_causal_lm
 
 LETTERS = ("A", "B", "C", "D")
 BASE_SHAPE = {"n_layer": 12, "n_embd": 768, "n_head": 12, "n_inner": 3072, "n_positions": 1024}

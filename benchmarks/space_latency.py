@@ -103,8 +103,8 @@ def build_model(root: Path, task_name: str, size: str) -> Path:
     import torch
     from transformers import AutoModelForSequenceClassification
 
+    from nlue.lm.tiny import tiny_config, train_tokenizer
     from nlue.registry.tasks import get_task
-    from nlue.tiny_models import tiny_config, train_tokenizer
     from nlue.training.modeling import classifier_config_kwargs
 
     tokenizer = train_tokenizer("bert", vocab_size=4000)

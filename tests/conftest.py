@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,7 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test may reach the Hub."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.delenv("NLUE_RESULTS_DIR", raising=False)  # a user's own results folder never leaks into a test
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +100,19 @@ SENTENCES = [
     "अस्पतालमा लामो लाइन थियो।",
     "खेलमा हाम्रो टोलीले जित्यो।",
 ]
+
+
+@pytest.fixture(scope="session")
+def transformers_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A real OpenAI-compatible server, `transformers serve` on loopback, with a tiny Llama-style chat model.
+
+    One for the session (a start takes 10-20 s). Plain `transformers serve` answers one request at a
+    time and returns no prompt log-probabilities, as users meet it.
+    """
+    from nlue.lm.serve import transformers_serve as serve
+    from nlue.lm.tiny import save_tiny_causal_lm
+
+    root = tmp_path_factory.mktemp("serve")
+    model = save_tiny_causal_lm(root / "tiny-llama", "llama")
+    with serve(model, root / "serve.log") as (url, _):
+        yield url, model

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from nlue.checkpoints import is_adapter_folder, is_checkpoint, load_masked_lm
 from nlue.errors import NlueError
+from nlue.lm.checkpoints import is_adapter_folder, is_checkpoint, load_masked_lm
 
 
 def test_folders_are_told_apart(tmp_path: Path) -> None:
@@ -24,7 +24,7 @@ def test_folders_are_told_apart(tmp_path: Path) -> None:
 
 def test_a_classifier_is_not_a_masked_lm(tmp_path: Path) -> None:
     pytest.importorskip("transformers")
-    from nlue.tiny_models import save_tiny_classifier
+    from nlue.lm.tiny import save_tiny_classifier
 
     model = save_tiny_classifier(tmp_path / "sa", "bert", "sa")
     (model / "tokenizer_config.json").write_text(

@@ -8,8 +8,15 @@ from pathlib import Path
 import pytest
 
 from nlue.cli import main
-from nlue.cli_support import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_SYSTEM, run_command
-from nlue.errors import NlueError
+from nlue.cli_support import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_SYSTEM,
+    TRACEBACK_VARIABLE,
+    run_command,
+)
+from nlue.errors import NlueError, ServiceError
 
 
 @pytest.mark.parametrize(
@@ -52,26 +59,68 @@ def test_failures_map_to_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
         return action
 
     assert run_command("x", raising(NlueError("bad row"))) == EXIT_INPUT
-    assert run_command("x", raising(ValueError("bad value"))) == EXIT_INPUT
     assert run_command("x", raising(OSError("disk full"))) == EXIT_SYSTEM
+    assert run_command("x", raising(ServiceError("the server stopped answering"))) == EXIT_SYSTEM
     assert run_command("x", raising(KeyboardInterrupt())) == EXIT_INTERRUPTED
     assert run_command("x", raising(ModuleNotFoundError("no", name="gradio"))) == EXIT_INPUT
     err = capsys.readouterr().err
     assert "nlue x: error: bad row" in err and "nlue x: error: disk full" in err
+    assert "nlue x: error: the server stopped answering" in err
     assert "gradio is not installed; pip install 'nlue[space]'" in err and "nlue x: interrupted" in err
+
+
+def _library_failure() -> int:
+    """A library's own ValueError, as transformers' StopStringCriteria raised on a Devanagari-only vocabulary."""
+    "क".index("a")  # ValueError: substring not found, raised inside a builtin we did not write
+    return 0
+
+
+@pytest.mark.parametrize(
+    "exc", [ValueError("substring not found"), KeyError("logits"), TypeError("bad"), ModuleNotFoundError("x", name="x")]
+)
+def test_a_library_exception_or_our_bug_is_an_internal_error_not_bad_input(
+    exc: BaseException, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TRACEBACK_VARIABLE, raising=False)
+
+    def action() -> int:
+        raise exc
+
+    assert run_command("llm", action) == EXIT_INTERNAL
+    err = capsys.readouterr().err
+    assert err.startswith("nlue llm: internal error: ") and "error: " not in err.split("internal error")[0]
+    assert type(exc).__name__ in err and "raised in " in err and f"{TRACEBACK_VARIABLE}=1" in err
+    assert "Traceback" not in err and "not a problem with your input" in err
+
+
+def test_an_internal_error_says_where_it_was_raised_and_shows_the_traceback_on_request(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TRACEBACK_VARIABLE, raising=False)
+    assert run_command("llm", _library_failure) == EXIT_INTERNAL
+    err = capsys.readouterr().err
+    assert "ValueError: substring not found" in err and "test_cli_backbone.py" in err and "(_library_failure)" in err
+    monkeypatch.setenv(TRACEBACK_VARIABLE, "1")
+    assert run_command("llm", _library_failure) == EXIT_INTERNAL
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "internal error" in err
 
 
 @pytest.mark.parametrize("spelling", ["--bootstrap-resamples", "--bootstrap_resamples", "--bootstrap"])
 @pytest.mark.parametrize("results", ["--results-dir", "--results_dir"])
-def test_gmet_takes_both_spellings_and_writes_results_beside_out(
+def test_gmet_takes_both_spellings_and_writes_results_where_the_space_reads(
     spelling: str, results: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NLUE_RESULTS_DIR", raising=False)
     out = tmp_path / "runs" / "gmet" / "bigram"
     assert main(["gmet", "--model", "baseline:bigram", "--out", str(out), spelling, "0", "--quiet"]) == 0
-    saved = json.loads((tmp_path / "runs" / "gmet" / "results" / "baseline__bigram" / "gmet.json").read_text())
+    saved = json.loads((tmp_path / "build" / "results" / "baseline__bigram" / "gmet.json").read_text())
     assert "accuracy_ci_low" not in saved["metrics"]  # 0 resamples reached the scorer
-    assert not (tmp_path / "results").exists()  # nothing in the current folder
+    assert not (tmp_path / "runs" / "gmet" / "results").exists()  # one default folder for every command
+    monkeypatch.setenv("NLUE_RESULTS_DIR", str(tmp_path / "mine"))  # which the environment can move
+    assert main(["gmet", "--model", "baseline:bigram", "--out", str(out), spelling, "0", "--quiet"]) == 0
+    assert (tmp_path / "mine" / "baseline__bigram" / "gmet.json").is_file()
     other = tmp_path / "elsewhere"
     assert main(["gmet", "--model", "baseline:bigram", "--out", str(out), results, str(other), "--quiet"]) == 0
     assert (other / "baseline__bigram" / "gmet.json").is_file()

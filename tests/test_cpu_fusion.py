@@ -18,8 +18,8 @@ import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from nlue.data.sample import sample_records
+from nlue.lm.tiny import save_tiny_classifier
 from nlue.registry.tasks import get_task
-from nlue.tiny_models import save_tiny_classifier
 from nlue.training import cpu_fusion, predict
 from nlue.training.predict import predict_logits, quantize_dynamic_int8
 

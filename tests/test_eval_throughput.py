@@ -18,7 +18,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import AutoModelForSequenceClassification
 
-from nlue.tiny_models import save_tiny_classifier
+from nlue.lm.tiny import save_tiny_classifier
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "eval_throughput.py"
 

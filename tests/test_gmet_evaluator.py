@@ -13,12 +13,13 @@ pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
 from nlue.data.normalize import normalize_answer  # noqa: E402
-from nlue.gmet.baseline import BASELINES, NgramBaseline, corpus_texts  # noqa: E402
 from nlue.gmet.cli import main  # noqa: E402
 from nlue.gmet.evaluate import dataset_info, evaluate, make_predictor, run_result  # noqa: E402
 from nlue.gmet.items import load_items  # noqa: E402
 from nlue.gmet.report import chart_title  # noqa: E402
-from nlue.gmet.tiny_mlm import train_tiny_mlm  # noqa: E402
+from nlue.lm.backends import WORD_BASELINES as BASELINES  # noqa: E402
+from nlue.lm.baselines.ngram import NgramBaseline, corpus_texts  # noqa: E402
+from nlue.lm.baselines.tiny_mlm import train_tiny_mlm  # noqa: E402
 from nlue.registry.tasks import GMET_CATEGORY_THEME  # noqa: E402
 from nlue.scoring import score_task  # noqa: E402
 
@@ -193,7 +194,7 @@ def test_bigram_baseline_uses_both_neighbours():
 
 
 def test_tiny_mlm_baseline_is_a_baseline(monkeypatch: pytest.MonkeyPatch, tiny_models: dict[str, Path]):
-    import nlue.gmet.baseline as baseline
+    import nlue.lm.baselines.tiny_mlm as baseline
 
     monkeypatch.setattr(baseline, "tiny_mlm_baseline_path", lambda *a, **k: tiny_models["bert"])
     predictor = make_predictor("baseline:tiny-mlm", show_progress=False)

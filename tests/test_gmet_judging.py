@@ -166,16 +166,17 @@ def test_cli_recomputes_scores_from_judgments(run_dir: Path, tmp_path: Path, cap
 def test_judged_results_go_beside_the_automatic_ones_by_default(
     run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    """`--judgments --run R` puts gmet.human.json in the results folder beside R, where R's gmet.json went."""
+    """`--judgments --run R` puts gmet.human.json in the default results folder, where R's gmet.json went."""
     import shutil
 
     run = shutil.copytree(run_dir, tmp_path / "runs" / "gmet" / run_dir.name)
     path_a, path_b, _, _ = _judges(run, tmp_path)
-    monkeypatch.chdir(tmp_path / "runs")  # nothing may land in the current folder
+    monkeypatch.chdir(tmp_path / "runs")
+    monkeypatch.delenv("NLUE_RESULTS_DIR", raising=False)
     assert main(["--judgments", str(path_a), str(path_b), "--run", str(run), "--bootstrap_resamples", "0"]) == 0
     assert (run / "judged" / "judging.json").is_file()  # the judged folder's default: inside the run
-    assert (tmp_path / "runs" / "gmet" / "results" / "org__judged-model" / "gmet.human.json").is_file()
-    assert not (run / "results").exists() and not (tmp_path / "runs" / "results").exists()
+    assert (tmp_path / "runs" / "build" / "results" / "org__judged-model" / "gmet.human.json").is_file()
+    assert not (run / "results").exists() and not (tmp_path / "runs" / "gmet" / "results").exists()
 
 
 def test_cli_without_run_reads_items_from_the_first_file(run_dir: Path, tmp_path: Path, capsys):

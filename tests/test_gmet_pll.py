@@ -12,11 +12,11 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from nlue.errors import NlueError  # noqa: E402
-from nlue.gmet.baseline import corpus_texts  # noqa: E402
 from nlue.gmet.items import GmetItem  # noqa: E402
-from nlue.gmet.mlm import MaskedLMPredictor  # noqa: E402
-from nlue.gmet.mlm_pieces import masked_text, vocabulary_classes  # noqa: E402
-from nlue.tiny_models import save_tiny_encoder, train_tokenizer  # noqa: E402
+from nlue.lm.baselines.ngram import corpus_texts  # noqa: E402
+from nlue.lm.masked.pieces import masked_text, vocabulary_classes  # noqa: E402
+from nlue.lm.masked.predictor import MaskedLMPredictor  # noqa: E402
+from nlue.lm.tiny import save_tiny_encoder, train_tokenizer  # noqa: E402
 
 PLANTED = "चन्द्रमा"
 LEFT, RIGHT = "आज राति आकाशमा", "देखियो ।"
@@ -168,7 +168,7 @@ def test_mask_placeholder_maps_to_each_tokenizers_mask(bert_tokenizer):
 def test_word_pieces_include_the_space_marker_of_byte_level_bpe():
     from transformers import AutoModelForMaskedLM
 
-    from nlue.tiny_models import tiny_config
+    from nlue.lm.tiny import tiny_config
 
     tok = train_tokenizer("roberta", list(corpus_texts()))
     model = AutoModelForMaskedLM.from_config(tiny_config("roberta", len(tok), tok))
@@ -189,7 +189,7 @@ def test_word_pieces_include_the_space_marker_of_byte_level_bpe():
 def test_model_without_a_mask_token_is_refused(tmp_path: Path, bert_tokenizer):
     from transformers import AutoModelForMaskedLM, PreTrainedTokenizerFast
 
-    from nlue.tiny_models import tiny_config
+    from nlue.lm.tiny import tiny_config
 
     no_mask = PreTrainedTokenizerFast(tokenizer_object=bert_tokenizer.backend_tokenizer, pad_token="[PAD]")
     assert no_mask.mask_token is None
@@ -220,7 +220,7 @@ def test_the_trimmed_last_layer_follows_a_deep_copy_and_leaves_a_wrapped_layer_a
 
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-    from nlue.gmet import mlm_trim
+    from nlue.lm.masked import trim as mlm_trim
 
     path = save_tiny_encoder(tmp_path / "bert", "bert")
     tok = AutoTokenizer.from_pretrained(path)

@@ -20,11 +20,11 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from nlue.data.normalize import normalize_answer  # noqa: E402
-from nlue.gmet.baseline import corpus_texts  # noqa: E402
 from nlue.gmet.items import GmetItem, ItemPrediction, load_items  # noqa: E402
-from nlue.gmet.mlm import MaskedLMPredictor  # noqa: E402
-from nlue.gmet.tiny_mlm import train_tiny_mlm  # noqa: E402
-from nlue.tiny_models import save_tiny_encoder  # noqa: E402
+from nlue.lm.baselines.ngram import corpus_texts  # noqa: E402
+from nlue.lm.baselines.tiny_mlm import train_tiny_mlm  # noqa: E402
+from nlue.lm.masked.predictor import MaskedLMPredictor  # noqa: E402
+from nlue.lm.tiny import save_tiny_encoder  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -220,7 +220,7 @@ def test_cpu_batches_are_full_or_barely_padded(models: dict[str, Path]):
 )
 def test_pruning_bound_at_the_edge(models: dict[str, Path], first_factor: float, pending_first: bool, pruned: bool):
     """Three words with exact scores -1, -2, -3 (top_k 3) and a two-piece word whose first factor bounds its score."""
-    from nlue.gmet.mlm_pieces import Encoded
+    from nlue.lm.masked.pieces import Encoded
 
     predictor = MaskedLMPredictor.from_pretrained(
         str(models["random-bert"]), top_k=3, length_alpha=1.0, show_progress=False

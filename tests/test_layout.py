@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -103,3 +104,69 @@ def test_no_module_outside_the_kinds_tests_a_task_by_name_or_kind() -> None:
             if tests.search(line) and "argv" not in line:  # a sub-command's name is not a task
                 offenders.append(f"{path.relative_to(SRC)}:{number}: {line.strip()}")
     assert offenders == []
+
+
+MODEL_LOADERS = re.compile(
+    r"^(Auto(Peft)?Model\w*|\w+For(CausalLM|MaskedLM|SequenceClassification|Seq2SeqLM)|PeftModel)$"
+)
+
+
+def _backend_classes() -> set[str]:
+    """The classes the registered backends build: the names in each ``from_spec``'s return annotation."""
+    import importlib.util
+
+    from nlue.lm.backends import BACKENDS
+
+    names: set[str] = set()
+    for backend in BACKENDS.values():
+        module, _, function = backend.target.partition(":")
+        tree = ast.parse(Path(importlib.util.find_spec(module).origin).read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name == function and node.returns is not None:
+                names |= {n.id for n in ast.walk(node.returns) if isinstance(n, ast.Name) and n.id[:1].isupper()}
+    return names - {"Any"}
+
+
+def backend_constructions(source: str, backend_classes: set[str]) -> list[tuple[int, str]]:
+    """Lines of ``source`` that build a model themselves: a backend class, a from_spec, a transformers loader."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        owner = func.value if isinstance(func, ast.Attribute) else None
+        owner_name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else ""
+        if (
+            name in backend_classes
+            or name == "from_spec"
+            or (name in ("from_pretrained", "from_config") and MODEL_LOADERS.match(owner_name or ""))
+            or (name == "pipeline" and isinstance(func, ast.Name))
+        ):
+            found.append((node.lineno, ast.unparse(func)))
+    return found
+
+
+def test_only_the_model_layer_builds_a_model() -> None:
+    """Every command and the Space get models from nlue.lm.factory; nothing outside nlue.lm builds one."""
+    classes = _backend_classes()
+    assert {"LocalCausalLM", "OpenAICompatibleLM", "MaskedLMScorer", "MaskedLMPredictor", "Seq2SeqLM"} <= classes
+    offenders = []
+    for path in (SRC / "nlue").rglob("*.py"):
+        if "lm" in path.relative_to(SRC / "nlue").parts[:1]:
+            continue
+        for line, call in backend_constructions(path.read_text(encoding="utf-8"), classes):
+            offenders.append(f"{path.relative_to(SRC)}:{line}: {call}(...)")
+    assert offenders == []
+
+
+def test_the_model_layer_rule_catches_what_it_should() -> None:
+    classes = {"LocalCausalLM", "OpenAICompatibleLM"}
+    bad = (
+        "from nlue.lm.local import LocalCausalLM\nm = LocalCausalLM('x')\n"
+        "import transformers\nm2 = transformers.AutoModelForCausalLM.from_pretrained('x')\n"
+        "from transformers import pipeline\np = pipeline('fill-mask')\nn = http.from_spec(spec)\n"
+    )
+    assert [line for line, _ in backend_constructions(bad, classes)] == [2, 4, 6, 7]
+    fine = "from transformers import AutoTokenizer, AutoConfig\nt = AutoTokenizer.from_pretrained('x')\n"
+    assert backend_constructions(fine + "c = AutoConfig.from_pretrained('x')\n", classes) == []

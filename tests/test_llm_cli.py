@@ -28,7 +28,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 @pytest.fixture(scope="module")
 def tiny_chat_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("torch")
-    from nlue.tiny_models import save_tiny_causal_lm
+    from nlue.lm.tiny import save_tiny_causal_lm
 
     return save_tiny_causal_lm(tmp_path_factory.mktemp("lm") / "tiny-llama", "llama", seed=1)
 
@@ -162,16 +162,17 @@ def test_bad_input_exits_2_with_a_message(
 def test_nlue_tasks_by_log_likelihood_from_the_command_line(
     sample_build, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    from nlue.tiny_models import save_tiny_causal_lm
+    from nlue.lm.tiny import save_tiny_causal_lm
 
     model = save_tiny_causal_lm(tmp_path / "tiny-gpt2", "gpt2", seed=3)
     results = tmp_path / "results"
     argv = ["llm", "nlue", "--model", str(model), "--dataset", str(sample_build.repo_dir), "--tasks", "sa", "rte",
-            "--prompt-language", "ne", "--shots", "1", "--limit", "8", "--bootstrap", "50",
+            "--prompt-language", "native", "--shots", "1", "--limit", "8", "--bootstrap", "50",
             "--results-dir", str(results), "-q"]  # fmt: skip
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert out.startswith("sa: macro-F1 ") and "\nrte: macro-F1 " in out and "acc_norm by characters" in out
+    assert out.startswith("NLUE tasks by log-likelihood (SAMPLE DATA")  # a local model: loglik, the default
+    assert "\nsa: macro-F1 " in out and "\nrte: macro-F1 " in out and "acc_norm by characters" in out
     saved = json.loads((results / "tiny-gpt2__ne-1shot" / "sa.json").read_text(encoding="utf-8"))
     assert saved["kind"] == "few-shot" and saved["dataset"]["items"] == 8
     assert main([*argv[:4], "--tasks", "gmet"]) == 2  # GMET has no label words for a causal LM

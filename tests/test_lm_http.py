@@ -22,13 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from nlue.errors import NlueError
+from nlue.errors import NlueError, ServiceError
 from nlue.lm.base import ChatMessage, GenerationRequest, LoglikelihoodRequest
 from nlue.lm.http import OpenAICompatibleLM
 from nlue.lm.http_retry import RetryPolicy, retry_after_seconds
 from tests.lm_fault_server import FaultServer, reply_for, token_is_greedy, token_logprob, tokens_of
-
-SERVE_START_TIMEOUT = 120
 
 
 @pytest.fixture
@@ -98,7 +96,8 @@ def test_backoff_grows_with_jitter_and_retry_after_forms_are_read() -> None:
 
 def test_a_request_is_tried_six_times_then_the_run_says_what_failed(server: FaultServer) -> None:
     server.state.script = ["500"] * 6
-    with pytest.raises(NlueError, match=r"1 of 1 generate requests .* failed after 5 retries \(first: .*HTTP 500"):
+    # a server error is not the user's input: a ServiceError (exit 1)
+    with pytest.raises(ServiceError, match=r"1 of 1 generate requests .* failed after 5 retries \(first: .*HTTP 500"):
         _lm(server).generate([GenerationRequest(prompt="नमस्ते")])
     assert len(server.state.records) == 6
 
@@ -110,7 +109,7 @@ def test_five_consecutive_failures_stop_the_run_and_the_rerun_asks_only_the_rest
     prompts = [f"राम्रो {i}" for i in range(10)] + [f"BAD {i}" for i in range(10)] + [f"पछि {i}" for i in range(10)]
     requests = [GenerationRequest(prompt=p, max_new_tokens=8) for p in prompts]
     server.state.rules = {"BAD": "500"}
-    with pytest.raises(NlueError) as caught:
+    with pytest.raises(ServiceError) as caught:
         _lm(server, concurrency=1, journal=journal).generate(requests)
     message = str(caught.value)
     assert "stopped after 5 consecutive failed requests, each tried 6 times; last error:" in message
@@ -155,7 +154,7 @@ def test_the_api_key_is_sent_but_never_logged_journalled_or_shown(
     assert "HTTP 401" in str(caught.value) and "$NLUE_TEST_API_KEY" in str(caught.value)
     assert all(r.authorization == f"Bearer {secret}" for r in server.state.records)
     assert len(server.state.records) <= 4  # 401 stops the run at once: no retries
-    shown = [str(caught.value), caplog.text, journal.read_text(encoding="utf-8"), json.dumps(lm.describe())]
+    shown = [str(caught.value), caplog.text, journal.read_text(encoding="utf-8"), json.dumps(lm.describe().to_dict())]
     assert all(secret not in text for text in shown)
 
 
@@ -178,7 +177,7 @@ def test_generation_usage_and_cost(server: FaultServer) -> None:
     assert results[0].finish_reason == "length" and results[0].completion_tokens == 2
     assert results[1].text == reply_for("क ख ग")[: reply_for("क ख ग").index("ग")]
     assert [m.to_dict() for m in chat] in [body["messages"] for body in server.state.asked()]
-    usage = lm.describe()["usage"]
+    usage = lm.describe().settings["usage"]
     prompt, completion = usage["prompt_tokens"], usage["completion_tokens"]
     assert prompt == 4 + 3 and completion == 2 + results[1].completion_tokens
     assert usage["estimated_cost"] == pytest.approx((prompt * 1.0 + completion * 2.0) / 1000)
@@ -220,24 +219,6 @@ def test_a_run_killed_mid_way_resumes_with_nothing_lost_or_asked_twice(server: F
 
 
 # -- a real OpenAI-compatible server: transformers serve ----------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def transformers_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    from nlue.lm.serve import transformers_serve as serve
-    from nlue.tiny_models import save_tiny_causal_lm
-
-    root = tmp_path_factory.mktemp("serve")
-    model = save_tiny_causal_lm(root / "tiny-llama", "llama")
-    try:
-        context = serve(model, root / "serve.log", start_timeout=SERVE_START_TIMEOUT)
-        url, _ = context.__enter__()
-    except RuntimeError as exc:  # no transformers CLI, or the server would not start
-        pytest.skip(str(exc))
-    try:
-        yield url, model
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_transformers_serve_chat_generation_matches_the_local_backend(transformers_serve, one_torch_thread) -> None:

@@ -19,7 +19,7 @@ import pytest
 from nlue.errors import NlueError
 from nlue.lm.base import ChatMessage, GenerationRequest, LoglikelihoodRequest
 from nlue.lm.local import LocalCausalLM
-from nlue.tiny_models import save_tiny_causal_lm
+from nlue.lm.tiny import save_tiny_causal_lm
 
 QUESTIONS = [
     "प्रश्न: नेपालको राजधानी कहाँ हो?\nउत्तर:",
@@ -179,9 +179,10 @@ def test_a_run_killed_mid_way_resumes_with_nothing_lost_or_asked_twice(
 def test_describe_and_clear_errors(tiny_lms: dict[str, Path], tmp_path: Path) -> None:
     lm = LocalCausalLM(tiny_lms["llama"], show_progress=False)
     described = lm.describe()
-    assert described["backend"] == "transformers" and described["name"] == f"hf:{tiny_lms['llama']}"
-    assert described["dtype"] == "float32" and described["max_length"] == 256 and described["chat_template"]
-    json.dumps(described)
+    assert described.backend == "transformers" and described.name == f"hf:{tiny_lms['llama']}"
+    assert described.settings["dtype"] == "float32" and described.max_length == 256 and described.chat
+    assert described.capabilities.modes() == ["generate", "loglik"]
+    assert json.loads(json.dumps(described.to_dict()))["capabilities"]["chat"] is True
     with pytest.raises(NlueError, match="cannot load a causal LM"):
         LocalCausalLM(tmp_path / "missing")
     with pytest.raises(NlueError, match="leaves no room"):

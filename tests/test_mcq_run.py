@@ -27,6 +27,7 @@ from nlue.evals.mcq.report import mcnemar_exact, prompt_gap
 from nlue.evals.mcq.run import item_prompts, load_exam, resolve_language, run_mcq, without_gold
 from nlue.evals.nlue_llm import render_prompt
 from nlue.lm.base import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest
+from nlue.lm.description import Capabilities, ModelDescription
 from nlue.registry.kinds.mcq_text import LETTERS
 from nlue.registry.tasks import get_task
 
@@ -45,8 +46,8 @@ class ScriptedLM:
     def name(self) -> str:
         return "scripted:exam-taker"
 
-    def describe(self) -> dict[str, Any]:
-        return {"backend": "scripted", "name": self.name, "model": "scripted", "chat_template": True}
+    def describe(self) -> ModelDescription:
+        return ModelDescription("scripted", self.name, "scripted", Capabilities(generate=True, chat=True))
 
     def _item(self, request: GenerationRequest) -> dict:
         shown = request.messages[-1].content if request.messages else request.prompt or ""
@@ -171,7 +172,7 @@ def test_a_scripted_model_is_scored_item_by_item(exam: str, tmp_path: Path) -> N
     assert saved["details"]["lenient"]["accuracy_all_items"] > metrics["accuracy_all_items"]
     hyper = saved["hyperparameters"]
     assert hyper["prompt_language"] == "en" and hyper["shots"] == 0 and hyper["chat"] is True
-    assert hyper["max_new_tokens"] == 4096 and hyper["model"]["backend"] == "scripted"
+    assert hyper["max_new_tokens"] == 256 and hyper["model"]["backend"] == "scripted"  # the two-line answer
     assert saved["dataset"]["is_sample"] is True and "transformers" in saved["versions"]
 
     with (run.folder / "by_overall.csv").open(encoding="utf-8") as handle:
@@ -230,8 +231,8 @@ class ScriptedScores:
     def __init__(self, values: dict[str, float]) -> None:
         self.values = values
 
-    def describe(self) -> dict[str, Any]:
-        return {"backend": "scripted", "model": "scripted"}
+    def describe(self) -> ModelDescription:
+        return ModelDescription("scripted", "scripted", "scripted", Capabilities(loglikelihood=True))
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
         return [Loglikelihood(self.values[r.continuation.strip()], False) for r in requests]
@@ -264,7 +265,7 @@ def test_zero_shot_loglik_context_is_the_exported_template(exam: str) -> None:
 @pytest.fixture(scope="module")
 def tiny_gpt2(tmp_path_factory: pytest.TempPathFactory, one_torch_thread) -> Path:
     pytest.importorskip("torch")
-    from nlue.tiny_models import save_tiny_causal_lm
+    from nlue.lm.tiny import save_tiny_causal_lm
 
     # A 1024-token window holds most exam prompts whole (the tokenizer is trained on the Nepali sample).
     return save_tiny_causal_lm(tmp_path_factory.mktemp("lm") / "gpt2", "gpt2", seed=3, n_positions=1024)

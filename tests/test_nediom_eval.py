@@ -17,11 +17,13 @@ from nlue.idioms.evaluate import EvalRequest, load_items, run_eval, select_varia
 from nlue.idioms.few_shot import FewShotSettings
 from nlue.idioms.split import shots
 from nlue.idioms.table import Cell, floors, table3_text, variant_rows, variant_text
-from nlue.idioms.zero_shot import CausalLabelScorer, MaskedLabelScorer, detect_scorer, render_prompt
+from nlue.idioms.zero_shot import LabelScorer, render_prompt
+from nlue.lm.backends import model_family
+from nlue.lm.masked.labels import MaskedLMScorer
+from nlue.lm.tiny import save_tiny_causal_lm, save_tiny_encoder
 from nlue.registry.kinds.idiomaticity import VARIANTS, variant_input
 from nlue.registry.nediom import NEDIOM_PROMPTS, NEDIOM_TASKS, TABLE3, TABLE3_MODELS, TABLE3_SETTINGS
 from nlue.results import read_results
-from nlue.tiny_models import save_tiny_causal_lm, save_tiny_encoder
 
 TASK = NEDIOM_TASKS[0]
 
@@ -68,7 +70,7 @@ def test_no_input_shows_markers_or_the_gold_label(items, tiny, one_torch_thread)
                 assert "#" not in prompt and prompt == render_prompt(flipped, variant, language)
                 assert (item["idiom"] in prompt) == variant.with_idiom or item["idiom"] in item["S2"]
     spy = Recording(LocalCausalLM(tiny["causal"], show_progress=False, batch_size=8))
-    scorer = CausalLabelScorer(spy)
+    scorer = LabelScorer(spy)
     for variant in VARIANTS:
         scorer.scores(test[:3], variant, "ne")
     assert len(spy.requests) == 8 * 3 * 2  # every variant, item and label word; nothing else was asked
@@ -104,17 +106,18 @@ def test_zero_shot_causal_cli_writes_eight_scored_variants(nediom_build, tiny, t
 def test_masked_lm_scores_label_words_at_mask_slots_left_to_right(items, tiny, one_torch_thread) -> None:
     import torch
 
-    assert detect_scorer(str(tiny["masked"])) == "masked" and detect_scorer(str(tiny["causal"])) == "causal"
+    assert model_family(str(tiny["masked"])) == "masked" and model_family(str(tiny["causal"])) == "causal"
     _, test = items
-    scorer = MaskedLabelScorer(str(tiny["masked"]), device="cpu", batch_size=4)
+    masked = MaskedLMScorer(str(tiny["masked"]), device="cpu", batch_size=4)
+    scorer = LabelScorer(masked)
     variant = VARIANTS[0]
     scores = scorer.scores(test[:2], variant, "ne")  # the tiny tokenizer cuts the Nepali label words into pieces
-    tok, model = scorer.tokenizer, scorer.model
+    tok, model = masked.tokenizer, masked.model
     prompt = tok(render_prompt(test[0], variant, "ne"), add_special_tokens=False)["input_ids"]
     for j, word in enumerate(NEDIOM_PROMPTS["ne"].label_words):
         pieces = tok(" " + word, add_special_tokens=False)["input_ids"]
         assert len(pieces) > 2  # so that left to right differs from scoring every piece at once
-        room = scorer.max_length - 2 - len(pieces)
+        room = masked.max_length - 2 - len(pieces)
         expected = 0.0
         for i, piece in enumerate(pieces):  # piece i given the pieces before it, the later ones masked
             slots = pieces[:i] + [tok.mask_token_id] * (len(pieces) - i)
@@ -196,7 +199,7 @@ def test_a_source_folder_reads_like_the_build_and_names_a_bad_row(nediom_build, 
         (["--setting", "zero-shot", "--limit", "0"], "--limit must be at least 1"),
         (["--setting", "5-shot", "--seeds", "0"], "--seeds"),
         (["--setting", "zero-shot", "--dataset", "{missing}"], "no such folder"),
-        (["--setting", "zero-shot", "--model", "{missing}"], "cannot read a model config"),
+        (["--setting", "zero-shot", "--model", "{missing}"], "cannot load a causal LM"),
         (["--setting", "5-shot", "--model", "{missing}"], "cannot load it as a sequence classifier"),
     ],
 )

@@ -17,7 +17,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from nlue.evals.lm_eval_export import export_lm_eval, exportable, task_config
-from nlue.evals.nlue_llm import render_prompt, run_nlue_llm, score_labels, task_metrics
+from nlue.evals.nlue_llm import nlue_tasks, render_prompt, run_nlue_llm, score_labels, task_metrics
 from nlue.registry.tasks import TASK_NAMES, TASKS
 
 PARITY_TASKS = ("sa", "mnli", "qadsm", "wg")
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 @pytest.fixture(scope="module")
 def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from nlue.tiny_models import save_tiny_causal_lm
+    from nlue.lm.tiny import save_tiny_causal_lm
 
     return save_tiny_causal_lm(tmp_path_factory.mktemp("lm") / "gpt2", "gpt2", seed=3)
 
@@ -91,7 +91,8 @@ def test_run_writes_llm_results_the_leaderboard_reads(sample_build, tiny_lm: Pat
 
     model = LocalCausalLM(tiny_lm, device="cpu", dtype="float32", batch_size=8, show_progress=False)
     results = run_nlue_llm(
-        model, str(sample_build.repo_dir), ["sa", "rte"], "ne", 2, tmp_path / "results", "tiny-gpt2__ne-2shot",
+        model, str(sample_build.repo_dir), nlue_tasks(["sa", "rte"], "ne"), "ne", 2, tmp_path / "results",
+        "tiny-gpt2__ne-2shot",
         bootstrap_resamples=50,
     )  # fmt: skip
     assert set(results) == {"sa", "rte"}
@@ -99,4 +100,5 @@ def test_run_writes_llm_results_the_leaderboard_reads(sample_build, tiny_lm: Pat
     assert saved["kind"] == "few-shot" and saved["hyperparameters"]["shots"] == 2
     assert {"macro_f1", "macro_f1_ci_low", "acc_norm_chars", "acc_norm_bytes"} <= set(saved["metrics"])
     (row,) = result_rows(tmp_path / "results").rows
-    assert set(row.task_scores) == {"sa", "rte"} and row.kinds == ("few-shot",)
+    assert set(row.task_scores) == {"sa", "rte"} and row.kinds == ("few-shot",) and row.modes == ("loglik",)
+    assert row.kind == "few-shot · log-likelihood"  # the mode is shown, never left for the reader to guess

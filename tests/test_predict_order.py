@@ -18,9 +18,9 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from nlue.data.sample import sample_records
 from nlue.errors import NlueError
+from nlue.lm.tiny import save_tiny_classifier
 from nlue.registry.inputs import text_pair
 from nlue.registry.tasks import TaskSpec, get_task
-from nlue.tiny_models import save_tiny_classifier
 from nlue.training.predict import logits_to_predictions, predict_logits, quantize_dynamic_int8
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

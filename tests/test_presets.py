@@ -15,9 +15,9 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from nlue.checkpoints import load_sequence_classifier  # noqa: E402
+from nlue.lm.checkpoints import load_sequence_classifier  # noqa: E402
+from nlue.lm.tiny import FAMILIES, save_tiny_classifier  # noqa: E402
 from nlue.registry.tasks import TASKS  # noqa: E402
-from nlue.tiny_models import FAMILIES, save_tiny_classifier  # noqa: E402
 from nlue.training.preset_docs import presets_markdown_table  # noqa: E402
 from nlue.training.presets import (  # noqa: E402
     PRESET_SCHEME,

@@ -15,6 +15,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from nlue.errors import NlueError
+from nlue.lm.tiny import save_tiny_classifier
 from nlue.registry.paper import PAPER_MODELS, RESULT_COLUMNS
 from nlue.registry.tasks import TASK_NAMES, TASKS, get_task
 from nlue.results import RunResult, write_result
@@ -35,7 +36,6 @@ from nlue.space.leaderboard import (
 from nlue.space.models import ModelCatalog, ModelNotAllowed, describe_checkpoint, load_catalog, scan_folder
 from nlue.space.service import ModelLoadError, SpaceService
 from nlue.space.settings import SpaceSettings
-from nlue.tiny_models import save_tiny_classifier
 
 NEPALI = "आजको खाना एकदमै मीठो थियो।"
 

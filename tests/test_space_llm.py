@@ -17,7 +17,7 @@ from nlue.space.settings import SpaceSettings
 
 @pytest.fixture(scope="module")
 def llm_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from nlue.tiny_models import save_tiny_causal_lm
+    from nlue.lm.tiny import save_tiny_causal_lm
 
     root = tmp_path_factory.mktemp("space-llms")
     save_tiny_causal_lm(root / "tiny-llama", "llama")  # has a chat template: the exams go as chat messages

@@ -15,11 +15,12 @@ from nlue.data.access import load_task
 from nlue.data.build import build_repo
 from nlue.data.discover import task_sources_from_folder
 from nlue.data.report import BuildOptions
+from nlue.evals.baseline_cli import DEFAULT_NAME, MODEL_ID, main, predictions_path, run_baseline
+from nlue.lm.baselines.tfidf import NGRAM_RANGE, TfidfBaseline
 from nlue.registry.tasks import TASK_NAMES, TASKS
 from nlue.results import RunResult
 from nlue.scoring import score_task
 from nlue.space.leaderboard import result_rows
-from nlue.tfidf_baseline import DEFAULT_NAME, MODEL_ID, NGRAM_RANGE, TfidfBaseline, main, predictions_path, run_baseline
 
 TRAINABLE = [name for name in TASK_NAMES if TASKS[name].kind.trainable]
 

@@ -86,9 +86,9 @@ def test_a_task_added_in_the_test_builds_loads_trains_scores_and_shows(toybench,
     import datasets
     import evaluate
 
+    from nlue.lm.tiny import save_tiny_encoder
     from nlue.space.service import SpaceService
     from nlue.space.settings import SpaceSettings
-    from nlue.tiny_models import save_tiny_encoder
     from nlue.training.args import DataArguments, LoraArguments, ModelArguments, NlueTrainingArguments, RecipeArguments
     from nlue.training.run import run_training
 

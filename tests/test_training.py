@@ -19,8 +19,8 @@ from huggingface_hub import ModelCard
 
 from nlue.cli import main
 from nlue.errors import NlueError
+from nlue.lm.tiny import save_tiny_classifier, save_tiny_encoder
 from nlue.registry.tasks import TASKS
-from nlue.tiny_models import save_tiny_classifier, save_tiny_encoder
 
 QUICK = ["--num_train_epochs", "2", "--per_device_train_batch_size", "8", "--disable_tqdm", "true",
          "--bootstrap_resamples", "100", "--learning_rate", "1e-3"]  # fmt: skip
@@ -175,8 +175,8 @@ def test_arguments_from_yaml_file(tiny_bert: Path, tmp_path: Path) -> None:
 
 
 def test_lora_adapter_and_merge_reload_with_same_predictions(tiny_bert: Path, tmp_path: Path) -> None:
-    from nlue.checkpoints import load_classifier
     from nlue.data.access import load_task
+    from nlue.lm.checkpoints import load_classifier
     from nlue.training.predict import predict_logits
 
     assert _train(tiny_bert, "qnli", tmp_path, "--lora", "--lora_r", "4", "--merge") == 0
@@ -336,15 +336,16 @@ def test_model_upload_plan_leaves_out_checkpoints(tmp_path: Path) -> None:
     assert [path for path, _ in plan.files] == ["README.md", "config.json", "merged/config.json", "model.safetensors"]
 
 
-def test_test_metrics_are_written_once_and_results_default_beside_the_run(
+def test_test_metrics_are_written_once_and_results_default_to_the_folder_the_space_reads(
     tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # nothing may land in the current folder
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NLUE_RESULTS_DIR", raising=False)
     run = tmp_path / "runs" / "sa-run"
     code = main(["train", "--model", str(tiny_bert), "--task", "sa", "--output_dir", str(run), *QUICK])
     assert code == 0
     own = run / "nlue_results.json"
-    shared = tmp_path / "runs" / "results" / "sa-run" / "sa.json"
+    shared = tmp_path / "build" / "results" / "sa-run" / "sa.json"  # the one default, where `nlue space` looks
     assert own.read_bytes() == shared.read_bytes()  # the leaderboard's copy of the one results file
     assert not (run / "test_results.json").exists()
     everything = json.loads((run / "all_results.json").read_text(encoding="utf-8"))

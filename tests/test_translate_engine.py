@@ -27,7 +27,6 @@ import tests.lm_fault_server as fault_server
 from nlue.cli import main as nlue_main
 from nlue.translate.cli import main as translate_main
 from tests.lm_fault_server import FaultServer, tokens_of
-from tests.test_lm_http import transformers_serve  # noqa: F401  (the fixture: a real server on loopback)
 
 GLUE = Path(__file__).parent / "data" / "glue"
 ONCE: set[str] = set()  # answer faults already given once
@@ -289,7 +288,7 @@ def test_a_run_killed_with_sigkill_resumes_to_exactly_the_uninterrupted_rows(
     assert len(_rows(whole / output)) == 42
 
 
-def test_garbage_from_a_real_server_ends_as_counted_rejects(transformers_serve, tmp_path: Path) -> None:  # noqa: F811
+def test_garbage_from_a_real_server_ends_as_counted_rejects(transformers_serve, tmp_path: Path) -> None:
     """`transformers serve` with a tiny random model answers gibberish: every row is rejected, none crashes."""
     url, model = transformers_serve
     out = tmp_path / "work"

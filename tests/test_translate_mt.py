@@ -26,7 +26,7 @@ def tiny_marian(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import torch
     from transformers import MarianConfig, MarianMTModel
 
-    from nlue.tiny_models import sample_corpus, train_tokenizer
+    from nlue.lm.tiny import sample_corpus, train_tokenizer
 
     english = [line for path in GLUE.iterdir() for line in path.read_text(encoding="utf-8").splitlines()]
     tokenizer = train_tokenizer("roberta", [*english, *sample_corpus()], vocab_size=600)
@@ -51,7 +51,7 @@ def _rows(path: Path) -> list[dict]:
 def test_local_model_translates_every_row_or_rejects_it_and_resumes_from_the_journal(
     tiny_marian: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_torch_thread
 ) -> None:
-    from nlue.translate.mt import Seq2SeqTranslator
+    from nlue.lm.seq2seq import Seq2SeqLM as Seq2SeqTranslator
 
     source = GLUE / "QNLI.train.tsv"
     out = tmp_path / "work"
@@ -64,7 +64,7 @@ def test_local_model_translates_every_row_or_rejects_it_and_resumes_from_the_jou
     rejects = _rows(work / "rejects.jsonl")
     assert len(written) + len(rejects) == 4 and all(r["stage"] in ("translate", "check", "quality") for r in rejects)
     report = json.loads((work / "report.json").read_text())
-    assert report["translator"]["backend"] == "transformers-seq2seq"
+    assert report["translator"]["backend"] == "seq2seq"
     usage = report["translator"]["usage"]
     assert usage["prompt_tokens"] > 0 and 0 < usage["completion_tokens"] <= 8 * 6 + 8
     # what was written is what the model says for those texts, batched the same way
@@ -88,7 +88,7 @@ def test_local_model_translates_every_row_or_rejects_it_and_resumes_from_the_jou
 
 
 def test_target_language_token_must_exist(tiny_marian: Path, one_torch_thread) -> None:
-    from nlue.translate.mt import Seq2SeqTranslator
+    from nlue.lm.seq2seq import Seq2SeqLM as Seq2SeqTranslator
 
     translator = Seq2SeqTranslator(tiny_marian, tgt_lang="__ne__", device="cpu", show_progress=False)
     assert translator.forced_bos == translator.tokenizer.convert_tokens_to_ids("__ne__")

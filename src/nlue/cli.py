@@ -20,6 +20,7 @@ from nlue.cli_support import (
     run_command,
 )
 from nlue.errors import NlueError
+from nlue.results import RESULTS_DIR_HELP, default_results_dir
 
 logger = logging.getLogger("nlue")
 
@@ -35,9 +36,10 @@ EPILOG = """examples:
 conventions (every sub-command):
   options take both spellings, --results-dir or --results_dir; -v/--verbose (debug) and -q/--quiet
   (warnings only, no progress bars) go before or after the sub-command's name; exit codes: 0 done,
-  2 bad input ("nlue <command>: error: ..."), 1 a system failure (a file or disk), 130 interrupted;
-  results go to --results-dir, by default a results folder beside the command's output folder
-  (nlue evaluate and nlue baseline, which have none, use results/ in the current folder)
+  2 bad input ("nlue <command>: error: ..."), 1 a failure outside nlue (a file, a disk, a server that
+  stopped answering), 3 an internal error (a library's exception or a bug; NLUE_TRACEBACK=1 shows it),
+  130 interrupted; results go to --results-dir, by default $NLUE_RESULTS_DIR or build/results, the
+  folder nlue space reads
 """
 
 
@@ -139,9 +141,7 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--results-dir",
         type=Path,
-        default=Path("results"),
-        help="folder of the results files the leaderboard reads (default: results in the current folder; "
-        "evaluate has no output folder of its own to put it beside)",
+        help=RESULTS_DIR_HELP,
     )
     p.add_argument(
         "--name", "--results-name", dest="name", help="name of the model in the results folder (default: from --model)"
@@ -321,7 +321,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     tasks = [t.strip() for t in args.task.split(",") if t.strip()]
     summary = run_evaluation(
-        args.model, tasks, args.dataset, args.split, args.results_dir, args.batch_size,
+        args.model, tasks, args.dataset, args.split, args.results_dir or default_results_dir(), args.batch_size,
         args.bootstrap_resamples, args.seed, args.name, show_progress=not args.quiet,
     )  # fmt: skip
     for task, score in summary["task_scores"].items():
@@ -350,7 +350,7 @@ HF_ARGUMENT_COMMANDS = ("train", "search")
 # ``main(argv) -> int`` runs them, imported only when the sub-command is used.
 OWN_PARSER_COMMANDS: dict[str, str] = {
     "gmet": "nlue.gmet.cli",
-    "baseline": "nlue.tfidf_baseline",
+    "baseline": "nlue.evals.baseline_cli",
     "mcq": "nlue.pipelines.mcq_cli",
     "export": "nlue.evals.export_cli",
     "translate": "nlue.translate.cli",

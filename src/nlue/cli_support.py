@@ -7,9 +7,13 @@
 
   ====  ===============================================================================
   0     done
-  1     the system failed (a file could not be written, a disk is full: ``OSError``)
-  2     the input was wrong (``NlueError``, ``ValueError``, an unusable option, a missing
-        optional dependency), with ``nlue <command>: error: <what, where, what was expected>``
+  1     something outside nlue failed: a file could not be written, a disk is full
+        (``OSError``), a server stopped answering and the run stopped (``ServiceError``)
+  2     the input was wrong (``NlueError``, an unusable option, a missing optional
+        dependency), with ``nlue <command>: error: <what, where, what was expected>``
+  3     an internal error: any other exception, from a library or a bug of ours; the
+        message gives its type and where it was raised, ``NLUE_TRACEBACK=1`` (or ``-v``)
+        prints the traceback. Never reported as bad input.
   130   interrupted (Ctrl-C)
   ====  ===============================================================================
 
@@ -25,12 +29,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
-from nlue.errors import NlueError
+from nlue.errors import NlueError, ServiceError
 
-EXIT_OK, EXIT_SYSTEM, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_SYSTEM, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+TRACEBACK_VARIABLE = "NLUE_TRACEBACK"
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 # What to install for an optional dependency that is missing (the extras of pyproject.toml).
 _EXTRA_OF = {
@@ -43,7 +51,10 @@ _EXTRA_OF = {
     "matplotlib": "plots",
     "gradio": "space",
     "sklearn": "baseline",
+    "openai": "llm",
 }
+# Optional packages without an extra of their own: a missing one is named, with the 'all' extra.
+_OPTIONAL = frozenset({"yaml", "jinja2", "lm_eval", "sacrebleu", "safetensors", "tokenizers", "pandas"})
 
 
 def configure_logging(verbose: bool = False, quiet: bool = False) -> None:
@@ -94,20 +105,72 @@ def run_command(command: str, action: Callable[[], int | None]) -> int:
         return int(action() or EXIT_OK)
     except SystemExit as exc:  # a parser inside the command: --help, or a usage error it has printed
         return exit_code(exc)
-    except (NlueError, ValueError) as exc:
+    except NlueError as exc:
         print(f"{prefix} {exc}", file=sys.stderr)
         return EXIT_INPUT
-    except ImportError as exc:
-        module = (exc.name or str(exc)).split(".")[0]
+    except ModuleNotFoundError as exc:
+        module = (exc.name or "").split(".")[0]
+        if module not in _EXTRA_OF and module not in _OPTIONAL:
+            return _internal_error(command, exc)
         extra = _EXTRA_OF.get(module, "all")
         print(f"{prefix} {module} is not installed; pip install 'nlue[{extra}]'", file=sys.stderr)
         return EXIT_INPUT
-    except OSError as exc:
+    except (OSError, ServiceError) as exc:
         print(f"{prefix} {exc}", file=sys.stderr)
         return EXIT_SYSTEM
     except KeyboardInterrupt:
         print(f"nlue {command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as exc:  # a library's exception or our own bug: never called bad input
+        return _internal_error(command, exc)
+
+
+def _short_path(filename: str) -> str:
+    """A frame's file as a reader finds it: from the package folder on (``transformers/...``, ``nlue/...``)."""
+    parts = Path(filename).parts
+    for marker in ("site-packages", "dist-packages", "src"):
+        if marker in parts:
+            return "/".join(parts[len(parts) - parts[::-1].index(marker) :])
+    return filename
+
+
+def error_origin(exc: BaseException) -> str:
+    """Where ``exc`` was raised and, when that is inside a library, the last nlue frame that led there."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return "an unknown place"
+    raised = frames[-1]
+    where = f"{_short_path(raised.filename)}:{raised.lineno} ({raised.name})"
+    ours = [
+        f
+        for f in frames
+        if f"{os.sep}nlue{os.sep}" in f.filename and "site-packages" not in f.filename and f.filename != __file__
+    ]
+    if ours and ours[-1] is not raised:
+        caller = ours[-1]
+        where += f", reached from {_short_path(caller.filename)}:{caller.lineno} ({caller.name})"
+    return where
+
+
+def _internal_error(command: str, exc: BaseException) -> int:
+    show = os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0") or logging.getLogger().isEnabledFor(logging.DEBUG)
+    if show:
+        traceback.print_exception(exc, file=sys.stderr)
+    message = " ".join(str(exc).split()) or "(no message)"
+    kind = (
+        type(exc).__qualname__
+        if type(exc).__module__ == "builtins"
+        else f"{type(exc).__module__}.{type(exc).__qualname__}"
+    )
+    print(
+        f"nlue {command}: internal error: {kind}: {message}\n"
+        f"  raised in {error_origin(exc)}.\n"
+        "  This is a fault in nlue or in a library it calls, not a problem with your input. "
+        + ("" if show else f"Run again with {TRACEBACK_VARIABLE}=1 (or -v) to see the traceback, ")
+        + "and please report it with the command you ran.",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL
 
 
 def accept_both_spellings(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -94,7 +94,7 @@ def print_scores(results: dict, overall: bool = True) -> None:
 
 def run_quickstart(out: Path, train: bool = True) -> int:
     """Build the sample benchmark, load it back, train and score the baselines, and say what to open next."""
-    from nlue.baselines import BASELINE_NAME, train_baselines
+    from nlue.training.tiny_baseline import BASELINE_NAME, train_baselines
 
     _silence_libraries()
     print("1/3 Building the embedded SAMPLE data (written by the nlue developers; not the NLUE benchmark)...")
@@ -106,7 +106,7 @@ def run_quickstart(out: Path, train: bool = True) -> int:
         print("  " + line)
     results_dir = out / "results"
     if train:
-        from nlue.tfidf_baseline import MODEL_ID, run_baseline
+        from nlue.evals.baseline_cli import MODEL_ID, run_baseline
 
         print(f"\n3/3 Scoring the non-neural baseline {MODEL_ID} on every task (TF-IDF character n-grams "
               "and a linear model, trained in seconds; a floor, not a Nepali model)...")  # fmt: skip

@@ -113,14 +113,25 @@ def write_json_atomic(path: Path, data: Any) -> Path:
     return path
 
 
-def default_results_dir(output: Path) -> Path:
-    """Where results go when a command is not told: a ``results`` folder beside its output folder.
+RESULTS_VARIABLE = "NLUE_RESULTS_DIR"
+DEFAULT_RESULTS = Path("build") / "results"
 
-    The one rule of every command that writes results (train, search, gmet, quickstart):
-    ``--out runs/gmet/xlmr`` puts results in ``runs/gmet/results``. Commands with no output
-    folder of their own (evaluate, baseline) default to ``results`` in the current folder.
+
+def default_results_dir() -> Path:
+    """Where every command writes results when not told: ``$NLUE_RESULTS_DIR``, else ``build/results``.
+
+    One folder for every command (train, search, evaluate, baseline, gmet, llm, idioms, the
+    quickstart), and the one ``nlue space`` reads by default, so a run shows up in the Space
+    without options. ``--results-dir`` chooses another.
     """
-    return Path(output).parent / "results"
+    import os
+
+    return Path(os.environ.get(RESULTS_VARIABLE) or DEFAULT_RESULTS)
+
+
+RESULTS_DIR_HELP = (
+    f"folder of results files (default: ${RESULTS_VARIABLE}, else {DEFAULT_RESULTS}: what `nlue space` reads)"
+)
 
 
 def result_path(result: RunResult, results_dir: Path, name: str | None = None) -> Path:

@@ -20,6 +20,7 @@ from nlue.data.build import build_repo
 from nlue.data.discover import task_sources_from_folder
 from nlue.data.report import BuildOptions
 from nlue.data.sample import SAMPLE_TAG, sample_data_dir
+from nlue.errors import NlueError
 from nlue.registry.tasks import TaskSpec
 
 logger = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ def sample_repo(benchmark: str = "nlue") -> Path:
     from nlue.registry.tasks import BENCHMARKS
 
     if benchmark not in BENCHMARKS:
-        raise ValueError(f"unknown benchmark {benchmark!r}; expected one of {', '.join(BENCHMARKS)}")
+        raise NlueError(f"unknown benchmark {benchmark!r}; expected one of {', '.join(BENCHMARKS)}")
     out = cache_dir() / f"sample-{_sample_fingerprint()}"
     repo = out / benchmark
     if not (repo / "README.md").is_file():

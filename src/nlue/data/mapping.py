@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nlue.errors import NlueError
+
 DROP = "drop"
 # Commas inside parentheses belong to a name ("Space (sun, moon)"), not between pairs.
 _PAIR_SEPARATOR = re.compile(r",(?![^()]*\))")
@@ -42,7 +44,7 @@ def parse_pairs(text: str, option: str) -> dict[str, str]:
     for chunk in filter(None, (c.strip() for c in text.split(","))):
         key, sep, value = chunk.partition("=")
         if not sep or not key.strip() or not value.strip():
-            raise ValueError(f"{option}: expected KEY=VALUE pairs separated by commas, got {chunk!r}")
+            raise NlueError(f"{option}: expected KEY=VALUE pairs separated by commas, got {chunk!r}")
         pairs[key.strip()] = value.strip()
     return pairs
 
@@ -59,13 +61,13 @@ def parse_category_map(text: str) -> dict[str, str]:
     path = Path(text.strip())
     if path.suffix.lower() in (".csv", ".json"):
         if not path.is_file():
-            raise ValueError(f"{option}: file {path} not found")
+            raise NlueError(f"{option}: file {path} not found")
         return _category_pairs_from_file(path, option)
     pairs: dict[str, str] = {}
     for chunk in filter(None, (c.strip() for c in _PAIR_SEPARATOR.split(text))):
         key, sep, value = chunk.partition("=")
         if not sep or not key.strip() or not value.strip():
-            raise ValueError(f"{option}: expected SOURCE=CATEGORY pairs separated by commas, got {chunk!r}")
+            raise NlueError(f"{option}: expected SOURCE=CATEGORY pairs separated by commas, got {chunk!r}")
         pairs[key.strip()] = value.strip()
     return pairs
 
@@ -75,17 +77,17 @@ def _category_pairs_from_file(path: Path, option: str) -> dict[str, str]:
         if path.suffix.lower() == ".json":
             loaded = json.loads(path.read_text(encoding="utf-8"))
             if not isinstance(loaded, dict):
-                raise ValueError(f"{option}: {path} must hold one JSON object of source: category pairs")
+                raise NlueError(f"{option}: {path} must hold one JSON object of source: category pairs")
             return {str(k).strip(): str(v).strip() for k, v in loaded.items()}
         with path.open(encoding="utf-8", newline="") as handle:
             rows = list(csv.reader(handle))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{option}: cannot read {path}: {exc}") from None
+        raise NlueError(f"{option}: cannot read {path}: {exc}") from None
     pairs: dict[str, str] = {}
     for number, row in enumerate(rows[1:], start=1):  # the first row is the header
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != 2 or not row[0].strip() or not row[1].strip():
-            raise ValueError(f"{option}: {path}, row {number}: expected two columns, source and category, got {row!r}")
+            raise NlueError(f"{option}: {path}, row {number}: expected two columns, source and category, got {row!r}")
         pairs[row[0].strip()] = row[1].strip()
     return pairs

@@ -23,7 +23,7 @@ from typing import Any
 from nlue.data.mapping import DROP, FieldMapping
 from nlue.data.normalize import normalize_text
 from nlue.data.sources import NotText, source_text
-from nlue.errors import RowProblem, SourceError
+from nlue.errors import NlueError, RowProblem, SourceError
 from nlue.registry.kinds import RowRejection, TaskKind
 from nlue.registry.kinds.classification import label_key
 from nlue.registry.tasks import TaskSpec
@@ -63,12 +63,12 @@ class RowConverter:
         known = (*self.required_fields, *self.optional_fields)
         unknown = set(self.mapping.columns) - set(known)
         if unknown:
-            raise ValueError(
+            raise NlueError(
                 f"--column-map names {', '.join(sorted(unknown))}, which task {task.name!r} "
                 f"does not have; its fields are {', '.join(known)}"
             )
         if self.mapping.categories and not task.categories:
-            raise ValueError(f"--category-map applies to tasks with categories; {task.name!r} has none")
+            raise NlueError(f"--category-map applies to tasks with categories; {task.name!r} has none")
         # convert() runs once per source row: look the task's properties up once here.
         self._text_columns = tuple((name, self.mapping.source_column(name)) for name in task.text_fields)
         self._label_column = self.mapping.source_column(task.label_field) if task.label_field else ""

@@ -12,6 +12,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from nlue.errors import NlueError
 from nlue.registry.tasks import TASK_NAMES, TASKS, TaskSpec
 
 SAMPLE_TAG = "sample-data"  # the card tag `nlue build` gives a build of the embedded sample
@@ -40,6 +41,6 @@ def sample_records(include_test_only: bool = True) -> Iterator[tuple[TaskSpec, d
 def sample_split(task: TaskSpec, split: str) -> list[dict[str, Any]]:
     """The sample records of one split of ``task``, of any benchmark (an exam's ``demo`` pool, say), in file order."""
     if split not in task.splits:
-        raise ValueError(f"task {task.name!r} has the splits {', '.join(task.splits)}, not {split!r}")
+        raise NlueError(f"task {task.name!r} has the splits {', '.join(task.splits)}, not {split!r}")
     path = sample_data_dir() / task.name / f"{split}.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -23,7 +23,6 @@ so the same command run again after a crash asks only what is missing.
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,29 +32,25 @@ from nlue.cli_support import (
     run_with_parser,
 )
 from nlue.errors import NlueError
+from nlue.evals.label_generation import DEFAULT_LABEL_TOKENS
+from nlue.evals.llm_console import print_mcq, print_nlue
 from nlue.evals.mcq.prompts import PAPER_SHOTS, SEED, render, show_prompt
 from nlue.evals.mcq.run import MODES, PROMPT_LANGUAGES, exam_names
-from nlue.evals.nlue_llm import LANGUAGES
+from nlue.evals.prompt_language import PROMPT_LANGUAGE_CHOICES, PROMPT_LANGUAGE_HELP, prompt_languages
+from nlue.lm.factory import AUTO_MODE
+from nlue.lm.options import add_model_options, default_journal, model_spec_from_args
 from nlue.registry.tasks import TASK_NAMES, TASKS
+from nlue.results import RESULTS_DIR_HELP, default_results_dir
 
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("model")
-    group.add_argument("--model", required=True, help="a local folder or Hub id; with --endpoint, the served name")
-    group.add_argument("--endpoint", help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
-    group.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the API key (%(default)s)")
-    group.add_argument("--concurrency", type=int, default=10, help="requests in flight (%(default)s, the paper's)")
-    group.add_argument("--timeout", type=float, default=120.0, help="seconds per HTTP request (%(default)s)")
-    group.add_argument("--device", help="local model: cuda, cpu, mps (default: the best there is)")
-    group.add_argument("--dtype", default="auto", help="local model: auto (bf16 on CUDA), float32, bfloat16, float16")
-    group.add_argument("--batch-size", type=int, default=10, help="local model: batch size (%(default)s, the paper's)")
-    group.add_argument("--journal", type=Path, help="answer journal (default <results-dir>/journals/<model>.jsonl)")
+    add_model_options(parser, batch_size=10)  # the paper's batch size for local models
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shots", type=int, choices=PAPER_SHOTS, default=0, help="demonstrations (default 0)")
     parser.add_argument("--limit", type=int, help="only the first N test items (a quick look; not a score)")
-    parser.add_argument("--results-dir", type=Path, default=Path("results"), help="default: %(default)s")
+    parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP)
     parser.add_argument(
         "--name", "--results-name", dest="name", help="run folder prefix (default: the model folder or id)"
     )
@@ -78,53 +73,54 @@ def build_parser() -> argparse.ArgumentParser:
     _model_options(mcq)
     mcq.add_argument("--dataset", required=True, help="the exam's dataset: a built folder or a Hub id")
     mcq.add_argument("--task", required=True, choices=exam_names(), help="the exam")
-    mcq.add_argument("--prompt-language", choices=[*PROMPT_LANGUAGES, "both"], default="en",
-                     help="English prompt, the exam's own language, or both and their gap (default %(default)s)")  # fmt: skip
+    mcq.add_argument("--prompt-language", choices=PROMPT_LANGUAGE_CHOICES, default="en",
+                     help="English, the exam's own language, or both and their gap (default %(default)s)")  # fmt: skip
     mcq.add_argument("--mode", choices=MODES, default="generate", help="default %(default)s")
     mcq.add_argument("--choices", choices=("letters", "texts"), default="letters",
                      help="loglik mode: score the letters A-D (lm-eval's way) or the option texts")  # fmt: skip
     mcq.add_argument("--chat", action=argparse.BooleanOptionalAction, default=None,
                      help="chat messages or plain text (default: chat when the model has a chat template)")  # fmt: skip
-    mcq.add_argument("--max-new-tokens", type=int, help="generation cap (default: the paper's 4096, within the window)")
+    mcq.add_argument("--max-new-tokens", type=int,
+                     help="generate mode: tokens for the answer (default 256, the two-line answer; the paper's 4096 "
+                     "for a reasoning model that thinks first), at most half a local model's window")  # fmt: skip
     mcq.add_argument("--show-prompt", action="store_true", help="print the first prompt(s) and exit; no model call")
     mcq.add_argument("--no-chart", action="store_true", help="skip the PNG chart (no matplotlib needed)")
     _run_options(mcq)
     add_logging_options(mcq)
-    nlue = sub.add_parser("nlue", help="the NLUE classification tasks, by log-likelihood of each label word")
+    nlue = sub.add_parser(
+        "nlue", help="the NLUE classification tasks: log-likelihood of each label word, or generation"
+    )
     nlue.set_defaults(action=run_nlue_command)
     _model_options(nlue)
     nlue.add_argument("--dataset", help="a built NLUE folder or Hub id (default: the embedded sample)")
     nlue.add_argument("--tasks", nargs="+", choices=[t for t in TASK_NAMES if TASKS[t].prompts], metavar="TASK",
                       help="default: every NLUE task with label words")  # fmt: skip
-    nlue.add_argument("--prompt-language", choices=LANGUAGES, default="en", help="default %(default)s")
+    nlue.add_argument("--prompt-language", choices=PROMPT_LANGUAGE_CHOICES, default="en", help=PROMPT_LANGUAGE_HELP)
+    nlue.add_argument("--mode", choices=(AUTO_MODE, *MODES), default=AUTO_MODE,
+                      help="loglik: score each label word; generate: the model writes one, a strict parser reads it; "
+                      "auto (default): loglik where the model gives log-likelihoods, else generate")  # fmt: skip
+    nlue.add_argument("--chat", action=argparse.BooleanOptionalAction, default=None,
+                      help="generate mode: chat messages or plain text (default: chat when the model has a chat "
+                      "template, or behind a chat endpoint)")  # fmt: skip
+    nlue.add_argument("--max-new-tokens", type=int,
+                      help=f"generate mode: tokens for the answer (default {DEFAULT_LABEL_TOKENS}, a label word)")  # fmt: skip
     _run_options(nlue)
     add_logging_options(nlue)
     return parser
 
 
 # ------------------------------------------------------------------ the model
+def open_model(args: argparse.Namespace, journal: Any, mode: str, what: str) -> Any:
+    """The model the options name, through the model layer, checked for ``mode`` before any request."""
+    from nlue.lm.factory import load_model, require
+
+    model = load_model(model_spec_from_args(args, journal=journal))
+    require(model, mode, what)
+    return model
+
+
 def _journal_path(args: argparse.Namespace) -> Path:
-    from nlue.results import model_slug
-
-    return args.journal or args.results_dir / "journals" / f"{model_slug(args.model)}.jsonl"
-
-
-def build_model(args: argparse.Namespace, journal: Any) -> Any:
-    """The local backend, or the HTTP one with ``--endpoint`` (failed generations come back as invalid outputs)."""
-    progress = not getattr(args, "quiet", False)
-    if args.endpoint:
-        from nlue.lm.http import OpenAICompatibleLM
-
-        return OpenAICompatibleLM(
-            args.model, args.endpoint, api_key_env=args.api_key_env, concurrency=args.concurrency,
-            timeout=args.timeout, failed_generations="return", journal=journal, show_progress=progress,
-        )  # fmt: skip
-    from nlue.lm.local import LocalCausalLM
-
-    return LocalCausalLM(
-        args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size, journal=journal,
-        show_progress=progress,
-    )  # fmt: skip
+    return args.journal or default_journal(args.results_dir, args.model)
 
 
 def _chat_for_preview(args: argparse.Namespace) -> bool:
@@ -168,44 +164,6 @@ def show_prompts(args: argparse.Namespace) -> int:
     return 0
 
 
-def _percent(value: float | None) -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
-
-
-def _interval(metrics: dict[str, float], name: str) -> str:
-    low, high = metrics.get(f"{name}_ci_low"), metrics.get(f"{name}_ci_high")
-    return "" if low is None or high is None else f" [95% CI {_percent(low)}, {_percent(high)}]"
-
-
-def print_mcq(run: Any) -> None:
-    from nlue.evals.mcq.report import gap_text, text_tables
-
-    result, details = run.result, run.result.details
-    metrics = result.metrics
-    sample = " (SAMPLE DATA: scores mean nothing about the model)" if result.dataset.get("is_sample") else ""
-    print(f"\n{result.task} · {run.name} · {details['n_items']} items{sample}")
-    print(f"accuracy over all items (invalid = wrong; the primary): {_percent(metrics['accuracy_all_items'])}"
-          f"{_interval(metrics, 'accuracy_all_items')}")  # fmt: skip
-    print(f"accuracy over parseable items ({details['parseable_items']} parsed): "
-          f"{_percent(metrics['accuracy_parseable'])}{_interval(metrics, 'accuracy_parseable')}")  # fmt: skip
-    counts = ", ".join(f"{k} {v}" for k, v in details["invalid_counts"].items() if v) or "none"
-    print(f"invalid outputs: {details['invalid_percent']}% (the paper's Inv%); by category: {counts}")
-    if "acc_norm_chars" in metrics:
-        print(f"acc_norm by characters {_percent(metrics['acc_norm_chars'])}, "
-              f"by bytes {_percent(metrics['acc_norm_bytes'])}")  # fmt: skip
-    lenient = details.get("lenient")
-    if lenient:
-        print(f"lenient parse (a diagnostic, never in the numbers above): accuracy over all items "
-              f"{_percent(lenient['accuracy_all_items'])}, invalid {lenient['invalid_percent']}%")  # fmt: skip
-    print()
-    print(text_tables(run.tables))
-    if run.gap:
-        print("\n" + gap_text(run.gap))
-    print(f"\nresults: {run.result_path}")
-    for name, path in run.files.items():
-        print(f"  {name}: {path}")
-
-
 def run_mcq_command(args: argparse.Namespace) -> int:
     if args.show_prompt:
         return show_prompts(args)
@@ -213,7 +171,7 @@ def run_mcq_command(args: argparse.Namespace) -> int:
     from nlue.lm.journal import Journal
 
     with Journal(_journal_path(args)) as journal:
-        model = build_model(args, journal)
+        model = open_model(args, journal, args.mode, f"the {args.task} exam")
         for role in _languages(args):
             run = run_mcq(
                 model, args.dataset, args.task, role, args.shots, args.results_dir, args.name, mode=args.mode,
@@ -228,27 +186,44 @@ def run_mcq_command(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ nlue
 def run_nlue_command(args: argparse.Namespace) -> int:
     from nlue.evals.mcq.run import model_base_name
-    from nlue.evals.nlue_llm import run_nlue_llm
+    from nlue.evals.nlue_generate import run_nlue_generation
+    from nlue.evals.nlue_llm import nlue_tasks, run_nlue_llm
+    from nlue.lm.factory import choose_mode, load_model
     from nlue.lm.journal import Journal
 
     if args.limit is not None and args.limit < 1:
         raise NlueError(f"--limit must be at least 1, got {args.limit}")
+    languages = prompt_languages(args.prompt_language, "ne")
+    for language in languages:
+        nlue_tasks(args.tasks, language)  # unknown tasks or languages are refused before a model loads
     with Journal(_journal_path(args)) as journal:
-        model = build_model(args, journal)
-        name = f"{args.name or model_base_name(model)}__{args.prompt_language}-{args.shots}shot"
-        results = run_nlue_llm(
-            model, args.dataset, args.tasks, args.prompt_language, args.shots, args.results_dir, name,
-            bootstrap_resamples=args.bootstrap_resamples, seed=args.seed, limit=args.limit,
-        )  # fmt: skip
-    for task, result in results.items():
-        m = result.metrics
-        print(f"{task}: macro-F1 {_percent(m['macro_f1'])}{_interval(m, 'macro_f1')}, accuracy "
-              f"{_percent(m['accuracy'])}, acc_norm by characters {_percent(m['acc_norm_chars'])}, "
-              f"by bytes {_percent(m['acc_norm_bytes'])}")  # fmt: skip
-    print(f"results: {args.results_dir / name}; journal: {journal.path}")
+        model = load_model(model_spec_from_args(args, journal=journal))
+        mode = choose_mode(model, args.mode, "the NLUE tasks")
+        chat = model.describe().chat if args.chat is None else args.chat
+        for language in languages:
+            name = f"{args.name or model_base_name(model)}__{language}-{args.shots}shot"
+            common = {"bootstrap_resamples": args.bootstrap_resamples, "seed": args.seed, "limit": args.limit}
+            tasks = nlue_tasks(args.tasks, language)
+            if mode == "generate":
+                name += "-generate"
+                cap = args.max_new_tokens or DEFAULT_LABEL_TOKENS
+                results = run_nlue_generation(model, args.dataset, tasks, language, args.shots, args.results_dir, name,
+                                              chat=chat, max_new_tokens=cap, **common)  # fmt: skip
+            else:
+                results = run_nlue_llm(model, args.dataset, tasks, language, args.shots, args.results_dir, name,
+                                       **common)  # fmt: skip
+            print_nlue(results, mode)
+            print(f"results: {args.results_dir / name}")
+    print(f"journal: {journal.path}")
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue llm` with ``argv`` (without the `llm` word); return the exit status."""
-    return run_with_parser("llm", build_parser(), argv, lambda args: args.action(args))
+    return run_with_parser("llm", build_parser(), argv, _run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if getattr(args, "results_dir", None) is None:  # read at run time: $NLUE_RESULTS_DIR may be set meanwhile
+        args.results_dir = default_results_dir()
+    return args.action(args)

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from nlue.errors import NlueError
 from nlue.lm.base import LanguageModel, LoglikelihoodRequest
 from nlue.registry.tasks import TaskSpec
 
@@ -38,7 +39,6 @@ logger = logging.getLogger(__name__)
 
 TARGET_DELIMITER = " "
 FEWSHOT_DELIMITER = "\n\n"
-LANGUAGES: tuple[str, ...] = ("en", "ne")
 
 
 @lru_cache(maxsize=64)
@@ -60,7 +60,7 @@ def demonstrations(task: TaskSpec, pool: Sequence[Mapping[str, Any]], language: 
     if shots <= 0:
         return ""
     if shots > len(pool):
-        raise ValueError(f"{task.name}: {shots} shots asked, but the demonstration pool has {len(pool)} items")
+        raise NlueError(f"{task.name}: {shots} shots asked, but the demonstration pool has {len(pool)} items")
     _, words = task.kind.llm_template(task, language)
     chosen = random.Random(seed).sample(range(len(pool)), shots)
     label = str(task.label_field)
@@ -126,10 +126,25 @@ def llm_kind(shots: int) -> str:
     return "zero-shot" if shots == 0 else "few-shot"
 
 
+def nlue_tasks(tasks: Sequence[str] | None, language: str) -> list[TaskSpec]:
+    """The tasks to run (default: every task with prompts in ``language``); a clear error for what cannot run."""
+    from nlue.registry.tasks import TASK_NAMES, get_task
+
+    chosen = [get_task(t) for t in (tasks or TASK_NAMES)]
+    if tasks:
+        without = [t.name for t in chosen if language not in t.prompts]
+        if without:
+            raise NlueError(f"no {language!r} prompt for {', '.join(without)}: only classification tasks are asked")
+    chosen = [t for t in chosen if t.prompts and language in t.prompts]
+    if not chosen:
+        raise NlueError("none of the tasks has a prompt for language models (NLUE's classification tasks do)")
+    return chosen
+
+
 def run_nlue_llm(
     model: LanguageModel,
     dataset: str | None,
-    tasks: Sequence[str] | None,
+    tasks: Sequence[TaskSpec],
     language: str,
     shots: int,
     results_dir: Any,
@@ -138,22 +153,14 @@ def run_nlue_llm(
     seed: int = 42,
     limit: int | None = None,
 ) -> dict[str, Any]:
-    """Score ``model`` on the NLUE classification tasks; write one results file per task; return the RunResults."""
+    """Score ``model`` on the NLUE classification ``tasks`` by log-likelihood; one results file per task."""
     from pathlib import Path
 
     from nlue.data.access import dataset_description, load_task
-    from nlue.errors import NlueError
-    from nlue.registry.tasks import TASK_NAMES, get_task
     from nlue.results import RunResult, write_result
 
-    if language not in LANGUAGES:
-        raise NlueError(f"--prompt-language must be one of {', '.join(LANGUAGES)}, got {language!r}")
-    chosen = [get_task(t) for t in (tasks or TASK_NAMES)]
-    chosen = [t for t in chosen if t.prompts and language in t.prompts]
-    if not chosen:
-        raise NlueError("none of the tasks has a prompt for language models (NLUE's classification tasks do)")
     results: dict[str, RunResult] = {}
-    for task in chosen:
+    for task in tasks:
         data = load_task(dataset, task)
         test = data["test"] if limit is None else data["test"].select(range(min(limit, data["test"].num_rows)))
         pool = list(data["train"]) if shots and "train" in data else []
@@ -166,11 +173,12 @@ def run_nlue_llm(
             metrics=metrics,
             dataset=dataset_description(dataset, task.name, "test", items=test.num_rows),
             hyperparameters={
+                "mode": "loglik",
                 "evaluation": "causal-LM log-likelihood of each verbalised label",
                 "prompt_language": language,
                 "shots": shots,
                 "label_words": list(scores.choices),
-                "model": model.describe(),
+                "model": model.describe().to_dict(),
             },
             seed=seed,
             notes=(

@@ -7,7 +7,7 @@ What a prediction is
     Every item's candidates (its acceptable answers, the model's top single-token
     words and its greedy multi-piece completions) are ranked by the PLL-word-l2r
     pseudo-log-likelihood divided by ``pieces ** length_alpha`` (default 1: mean
-    log-probability per piece); see :mod:`nlue.gmet.mlm`. The top ``k`` distinct words
+    log-probability per piece); see :mod:`nlue.lm.masked.predictor`. The top ``k`` distinct words
     are the item's whole-word predictions; the first is *the* prediction.
 
 What "correct" means automatically
@@ -23,8 +23,8 @@ The scores
     score C = A * E (appendix F.2), with bootstrap CIs, all from
     :func:`nlue.scoring.score_task`; never re-implemented here.
 
-Modules: :mod:`~nlue.gmet.items` (data), :mod:`~nlue.gmet.mlm` (masked-LM scorer),
-:mod:`~nlue.gmet.baseline` (download-free baselines), :mod:`~nlue.gmet.evaluate`
+Modules: :mod:`~nlue.gmet.items` (data), :mod:`~nlue.lm.masked.predictor` (masked-LM scorer),
+:mod:`~nlue.lm.baselines.ngram` (download-free baselines), :mod:`~nlue.gmet.evaluate`
 (a run and its outputs), :mod:`~nlue.gmet.report` (tables, chart),
 :mod:`~nlue.gmet.judging` and :mod:`~nlue.gmet.agreement` (human verdicts),
 :mod:`~nlue.gmet.cli` (``nlue gmet``).

@@ -13,13 +13,15 @@ from typing import Any
 
 import numpy as np
 
+from nlue.errors import NlueError
+
 
 def cohen_kappa(first: Sequence[Any], second: Sequence[Any]) -> float | None:
     """Cohen's kappa of two judges' labels for the same items (matches sklearn's cohen_kappa_score)."""
     a = np.asarray(first)
     b = np.asarray(second)
     if a.shape != b.shape or a.ndim != 1 or a.size == 0:
-        raise ValueError("Cohen's kappa needs two equally long, non-empty lists of labels")
+        raise NlueError("Cohen's kappa needs two equally long, non-empty lists of labels")
     labels = np.union1d(a, b)
     pa = (a[:, None] == labels).mean(axis=0)
     pb = (b[:, None] == labels).mean(axis=0)
@@ -37,10 +39,10 @@ def fleiss_kappa(counts: Any) -> float | None:
     """
     table = np.asarray(counts, dtype=np.float64)
     if table.ndim != 2 or table.shape[0] == 0:
-        raise ValueError("Fleiss' kappa needs an (items x categories) count matrix with at least one item")
+        raise NlueError("Fleiss' kappa needs an (items x categories) count matrix with at least one item")
     raters = table.sum(axis=1)
     if not np.allclose(raters, raters[0]) or raters[0] < 2:
-        raise ValueError("Fleiss' kappa needs the same number of judges (at least two) for every item")
+        raise NlueError("Fleiss' kappa needs the same number of judges (at least two) for every item")
     n = raters[0]
     per_item = ((table**2).sum(axis=1) - n) / (n * (n - 1))
     observed = per_item.mean()

@@ -174,8 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="DIR",
-        help="shared results folder the leaderboard reads (default: a results folder beside --out; with "
-        "--judgments --run, beside the scored run, where its automatic results went)",
+        help="shared results folder the leaderboard reads (default: $NLUE_RESULTS_DIR, else build/results, "
+        "the folder `nlue space` reads; judged and automatic results sit side by side there)",
     )
     out.add_argument("--no-results", action="store_true", help="do not write the shared results file")
     out.add_argument(
@@ -255,7 +255,7 @@ def run_model(args: argparse.Namespace) -> int:
     paths = write_run(
         run,
         out,
-        results_dir=None if args.no_results else (args.results_dir or default_results_dir(out)),
+        results_dir=None if args.no_results else (args.results_dir or default_results_dir()),
         name=name,
         sheet_seed=args.sheet_seed,
         sheet_reference=args.sheet_reference,

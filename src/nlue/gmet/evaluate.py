@@ -94,23 +94,13 @@ class GmetRun:
 
 
 def make_predictor(model: str, **options: Any) -> Predictor:
-    """A predictor for a fill-mask checkpoint (Hub id or path) or a ``baseline:...`` name."""
-    from nlue.gmet import baseline as baselines
+    """A predictor for a fill-mask checkpoint (Hub id or path) or a ``baseline:...`` name, from the model layer."""
+    from nlue.lm.backends import WORD_PREDICTOR
+    from nlue.lm.factory import load_model
+    from nlue.lm.spec import ModelSpec
 
-    if baselines.is_baseline(model):
-        baselines.check_baseline(model)
-        if model == "baseline:tiny-mlm":
-            from nlue.gmet.mlm import MaskedLMPredictor
-
-            path = baselines.tiny_mlm_baseline_path()
-            predictor = MaskedLMPredictor.from_pretrained(str(path), **options)
-            predictor.name, predictor.kind = model, "baseline"
-            return predictor
-        keep = {k: options[k] for k in ("top_k", "answer_candidates") if k in options}
-        return baselines.NgramBaseline(model, list(baselines.corpus_texts()), **keep)
-    from nlue.gmet.mlm import MaskedLMPredictor
-
-    return MaskedLMPredictor.from_pretrained(model, **options)
+    spec = ModelSpec(model, show_progress=options.pop("show_progress", True))
+    return load_model(spec, WORD_PREDICTOR, **options)
 
 
 def dataset_info(dataset: str | None, split: str, n_items: int, limit: int | None = None) -> dict[str, Any]:
@@ -181,9 +171,10 @@ def evaluate(
     if dataset.get("is_sample"):
         notes.append(SAMPLE_NOTE)
     if predictor.kind == "baseline":
-        from nlue.gmet.baseline import BASELINES, CORPUS_NOTE
+        from nlue.lm.backends import WORD_BASELINES
+        from nlue.lm.baselines.ngram import CORPUS_NOTE
 
-        notes.append(f"{predictor.name}: {BASELINES.get(predictor.name, 'baseline')}; {CORPUS_NOTE}.")
+        notes.append(f"{predictor.name}: {WORD_BASELINES.get(predictor.name, 'baseline')}; {CORPUS_NOTE}.")
     if dataset.get("limit") is not None:
         notes.append(f"Only the first {len(items)} items were scored (--limit).")
     return GmetRun(

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from nlue.errors import NlueError
+from nlue.lm.masked.pieces import ItemPrediction
 from nlue.registry.tasks import GMET_CATEGORY_THEME, MASK_PLACEHOLDER, TASKS
+
+__all__ = ["GmetItem", "ItemPrediction", "item_from_record", "items_from_records", "load_items"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,27 +39,6 @@ class GmetItem:
     def filled(self, word: str) -> str:
         """The sentence with ``word`` in place of the placeholder."""
         return self.left + word + self.right
-
-
-@dataclass
-class ItemPrediction:
-    """What a predictor says about one item: its ranked whole-word candidates.
-
-    ``top_k`` is best first; ``scores`` are the ranking scores (length-normalised
-    log-likelihoods for masked LMs, log-probabilities for the n-gram baselines) and
-    ``pieces`` how many tokens each candidate took (1 for the n-gram baselines).
-    """
-
-    id: int
-    top_k: list[str]
-    scores: list[float]
-    pieces: list[int] = field(default_factory=list)
-    log_likelihoods: list[float] = field(default_factory=list)  # unnormalised sums, same order as top_k
-
-    @property
-    def prediction(self) -> str:
-        """The top-1 word (empty when the predictor proposed nothing)."""
-        return self.top_k[0] if self.top_k else ""
 
 
 def item_from_record(record: Mapping[str, Any], position: int) -> GmetItem:

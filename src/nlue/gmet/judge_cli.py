@@ -104,9 +104,8 @@ def run_judgments(args: argparse.Namespace) -> int:
         logger.warning(
             "no results file written: give --run (with its run.json) or --name to say which model was judged"
         )
-    # By default the human-judged results sit beside the automatic ones: in the results folder beside the
-    # scored run (its default), not beside the judged folder, which lies inside the run.
-    results_dir = (args.results_dir or default_results_dir(run_dir or out)) if write_results else None
+    # By default the human-judged results sit beside the automatic ones, in the one default results folder.
+    results_dir = (args.results_dir or default_results_dir()) if write_results else None
     paths = write_run(run, out, results_dir=results_dir, name=results_name, judging_files=False)
     ties = set(outcome.ties)
     rows = item_rows(

@@ -111,7 +111,7 @@ def build_sheet(
     """The sheet's rows (shuffled, keyed) and the key's entries (key -> (run label, item id) pairs)."""
     labels = [run.label for run in runs]
     if len(set(labels)) != len(labels):
-        raise ValueError(f"run labels must be distinct, got {labels}")
+        raise NlueError(f"run labels must be distinct, got {labels}")
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     for run in runs:
         for item in run.items:

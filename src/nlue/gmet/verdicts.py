@@ -73,7 +73,7 @@ def majority_vote(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Majority verdict per item and a mask of tied items (see the module docstring for ties)."""
     if tie_rule not in TIE_RULES:
-        raise ValueError(f"unknown tie rule {tie_rule!r}; choose one of {', '.join(TIE_RULES)}")
+        raise NlueError(f"unknown tie rule {tie_rule!r}; choose one of {', '.join(TIE_RULES)}")
     ones = ratings.sum(axis=1)
     zeros = ratings.shape[1] - ones
     tied = ones == zeros

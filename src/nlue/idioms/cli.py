@@ -30,15 +30,19 @@ from nlue.cli_support import (
 )
 from nlue.data.sources import read_records
 from nlue.errors import NlueError
+from nlue.evals.prompt_language import PROMPT_LANGUAGE_CHOICES, PROMPT_LANGUAGE_HELP, prompt_languages
 from nlue.idioms.annotate import export_sheets, import_annotations, write_disagreements
 from nlue.idioms.corpus import open_corpus
 from nlue.idioms.evaluate import CONTEXT_CHOICES, DEFAULT_SEEDS, IDIOM_CHOICES, SETTINGS
 from nlue.idioms.few_shot import FewShotSettings
 from nlue.idioms.mine import CANDIDATES_NAME, REPORT_NAME, mine, read_idioms
 from nlue.idioms.split import draw_pool
-from nlue.idioms.zero_shot import SCORERS
+from nlue.lm.description import MODES
+from nlue.lm.factory import AUTO_MODE
+from nlue.lm.options import add_model_options
 from nlue.pipelines.mcq_cli import write_json
-from nlue.registry.nediom import DEFAULT_POOL_SEED, NEDIOM_PROMPTS, NEDIOM_TASKS, SHOTS_PER_LABEL
+from nlue.registry.nediom import DEFAULT_POOL_SEED, NEDIOM_TASKS, SHOTS_PER_LABEL
+from nlue.results import RESULTS_DIR_HELP, default_results_dir
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +98,6 @@ def build_parser() -> argparse.ArgumentParser:
 def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
     """`nlue idioms eval`: which model, data, settings and variants; how zero-shot asks and few-shot trains."""
     v = sub.add_parser("eval", help="idiomaticity detection over the 8 input variants: zero-shot, 5-shot, 10-shot")
-    v.add_argument("--model", required=True, help="a local folder or Hub id (with --endpoint: the served name)")
     v.add_argument(
         "--dataset",
         help="a built neDIOM repo, a Hub id, or a folder of train/test source files "
@@ -111,24 +114,22 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
         "--seed, --seed+1, ...: same training items, another initialisation and batch order",
     )
     v.add_argument("--seed", type=int, default=DEFAULT_POOL_SEED, help="first training seed; bootstrap seed")
-    v.add_argument("--results-dir", type=Path, default=Path("results"), help="default: %(default)s")
+    v.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP)
     v.add_argument("--name", help="results folder prefix (default: the model's folder name or id)")
     v.add_argument("--limit", type=int, help="only the first N test items (a quick look, not a score)")
     v.add_argument("--bootstrap-resamples", "--bootstrap", type=int, default=1000, help="0: no intervals")
+    add_model_options(
+        v, batch_size=16, model_help="a local folder or Hub id (zero-shot: a causal or masked LM; few-shot: the encoder "
+        "to fine-tune); with --endpoint, the served name of a causal LM",
+    )  # fmt: skip
     z = v.add_argument_group("zero-shot")
-    z.add_argument("--prompt-language", choices=tuple(NEDIOM_PROMPTS), default="en", help="default %(default)s")
-    z.add_argument(
-        "--scorer",
-        choices=("auto", *SCORERS),
-        default="auto",
-        help="causal LM (next-word) or masked LM (mask slot); auto reads the config",
-    )
-    z.add_argument("--endpoint", help="an OpenAI-compatible server's base URL (a causal LM)")
-    z.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the API key (%(default)s)")
-    z.add_argument("--device", help="cuda, cpu, mps (default: the best there is)")
-    z.add_argument("--dtype", default="auto", help="causal LM: auto (bf16 on CUDA), float32, bfloat16, float16")
-    z.add_argument("--batch-size", type=int, default=16, help="scoring batch size (%(default)s)")
-    z.add_argument("--journal", type=Path, help="causal LM answers (default <results-dir>/journals/<model>.jsonl)")
+    z.add_argument("--prompt-language", choices=PROMPT_LANGUAGE_CHOICES, default="en", help=PROMPT_LANGUAGE_HELP)
+    z.add_argument("--mode", choices=(AUTO_MODE, *MODES), default=AUTO_MODE,
+                   help="loglik: score each label word; generate: the model writes one, a strict parser reads it; "
+                   "auto (default): loglik where the model gives log-likelihoods, else generate")  # fmt: skip
+    z.add_argument("--chat", action=argparse.BooleanOptionalAction, default=None,
+                   help="generate mode: chat messages or plain text (default: as the model is served or templated)")  # fmt: skip
+    z.add_argument("--max-new-tokens", type=int, help="generate mode: tokens for the answer (default 48, a label word)")
     f = v.add_argument_group("few-shot fine-tuning")
     defaults = FewShotSettings()
     f.add_argument("--epochs", type=float, default=defaults.epochs, help="%(default)s, the paper's")
@@ -138,24 +139,28 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
     return v  # fmt: skip
 
 
-def _zero_shot_factory(args: argparse.Namespace, stack: contextlib.ExitStack) -> Any:
-    """Builds the zero-shot scorer when first needed, so that bad data is reported before a model loads."""
+def _zero_shot_factory(args: argparse.Namespace, stack: contextlib.ExitStack, model: list[Any]) -> Any:
+    """Builds the zero-shot scorer when first needed, so that bad data is reported before a model loads.
+
+    ``model`` keeps the loaded model for the next prompt language (``--prompt-language both``).
+    """
 
     def build() -> Any:
-        from nlue.idioms.zero_shot import CausalLabelScorer, MaskedLabelScorer, detect_scorer
-
-        kind = "causal" if args.endpoint else args.scorer
-        kind = detect_scorer(args.model) if kind == "auto" else kind
-        if kind == "masked":
-            return MaskedLabelScorer(args.model, device=args.device, batch_size=args.batch_size)
-        from nlue.evals.llm_cli import build_model
+        from nlue.evals.label_generation import DEFAULT_LABEL_TOKENS
+        from nlue.idioms.zero_shot import LabelGenerator, LabelScorer
+        from nlue.lm.factory import choose_mode, load_model
         from nlue.lm.journal import Journal
-        from nlue.results import model_slug
+        from nlue.lm.options import default_journal, model_spec_from_args
 
-        path = args.journal or args.results_dir / "journals" / f"{model_slug(args.model)}.jsonl"
-        journal = stack.enter_context(Journal(path))  # closed when the command ends, however it ends
-        args.concurrency, args.timeout = 10, 120.0  # build_model's HTTP settings: the `nlue llm` defaults
-        return CausalLabelScorer(build_model(args, journal))
+        if not model:
+            journal = stack.enter_context(Journal(args.journal or default_journal(args.results_dir, args.model)))
+            loaded = load_model(model_spec_from_args(args, journal=journal))
+            model.append((loaded, choose_mode(loaded, args.mode, "neDIOM zero-shot")))
+        loaded, mode = model[0]
+        if mode == "generate":
+            chat = loaded.describe().chat if args.chat is None else args.chat
+            return LabelGenerator(loaded, chat, args.max_new_tokens or DEFAULT_LABEL_TOKENS)
+        return LabelScorer(loaded)
 
     return build
 
@@ -165,28 +170,31 @@ def run_eval_command(args: argparse.Namespace) -> int:
     from nlue.idioms.table import table3_text, variant_text
     from nlue.results import model_slug
 
-    if args.seeds < 1 or args.batch_size < 1 or args.train_batch_size < 1:
-        raise NlueError("--seeds, --batch-size and --train-batch-size must be at least 1")
+    if args.seeds < 1 or args.train_batch_size < 1:
+        raise NlueError("--seeds and --train-batch-size must be at least 1")
     task = NEDIOM_TASKS[0]
-    stack = contextlib.ExitStack()
     few_shot = FewShotSettings(args.epochs, args.learning_rate, args.train_batch_size, args.max_seq_length)
-    request = EvalRequest(
-        model=args.model, task=task, settings=list(dict.fromkeys(args.setting)),
-        variants=select_variants(args.context, args.idiom), results_dir=args.results_dir,
-        name=args.name or model_slug(args.model), dataset=args.dataset, language=args.prompt_language,
-        seeds=[args.seed + i for i in range(args.seeds)], few_shot=few_shot,
-        bootstrap_resamples=args.bootstrap_resamples, seed=args.seed, limit=args.limit,
-        zero_shot=_zero_shot_factory(args, stack),
-    )  # fmt: skip
-    with stack:
-        report = run_eval(request)
-    sample = " (SAMPLE DATA: these scores mean nothing about the model)" if report.is_sample else ""
-    print(f"{task.name}: macro-F1 on {report.test_items} test items{sample}; zero-shot: summed log-likelihood "
-          f"(primary), few-shot: mean±sd over {args.seeds} seed(s); [95% bootstrap interval]\n")  # fmt: skip
-    print(table3_text(report.cells, report.floors, request.name))
-    print()
-    print(variant_text(report.cells, report.floors))
-    print(f"\n{len(report.paths)} results files under {args.results_dir}")
+    loaded: list[Any] = []
+    with contextlib.ExitStack() as stack:
+        for language in prompt_languages(args.prompt_language, "ne"):
+            request = EvalRequest(
+                model=args.model, task=task, settings=list(dict.fromkeys(args.setting)),
+                variants=select_variants(args.context, args.idiom), results_dir=args.results_dir,
+                name=args.name or model_slug(args.model), dataset=args.dataset, language=language,
+                seeds=[args.seed + i for i in range(args.seeds)], few_shot=few_shot,
+                bootstrap_resamples=args.bootstrap_resamples, seed=args.seed, limit=args.limit,
+                zero_shot=_zero_shot_factory(args, stack, loaded),
+            )  # fmt: skip
+            report = run_eval(request)
+            mode = loaded[0][1] if loaded else None
+            how = "the strictly parsed answer (generation)" if mode == "generate" else "summed log-likelihood"
+            sample = " (SAMPLE DATA: these scores mean nothing about the model)" if report.is_sample else ""
+            print(f"{task.name}: macro-F1 on {report.test_items} test items{sample}; {language} prompt; zero-shot: "
+                  f"{how} (primary), few-shot: mean±sd over {args.seeds} seed(s); [95% bootstrap interval]\n")  # fmt: skip
+            print(table3_text(report.cells, report.floors, request.name))
+            print()
+            print(variant_text(report.cells, report.floors))
+            print(f"\n{len(report.paths)} results files under {args.results_dir}\n")
     return 0
 
 
@@ -199,6 +207,7 @@ def _items(path: Path) -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "eval":
+        args.results_dir = args.results_dir or default_results_dir()
         return run_eval_command(args)
     if args.action == "mine":
         corpus = open_corpus(args.corpus, args.text_column, args.line_documents, args.corpus_config, args.corpus_split)

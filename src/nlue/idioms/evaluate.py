@@ -223,6 +223,27 @@ def variant_folder(name: str, setting: str, variant: InputVariant) -> str:
     return f"{name}__{setting}__v{variant.number}-{context}-{'with' if variant.with_idiom else 'without'}-idiom"
 
 
+def zero_shot_label(setting: str, language: str, mode: str) -> str:
+    """The setting part of a zero-shot folder: the prompt language and the mode change the scores."""
+    return f"{setting}-{language}" + ("-generate" if mode == "generate" else "")
+
+
+def _generated(scorer: Any, test: Sequence[Mapping[str, Any]], ids: list[str], refs: np.ndarray,
+               variant: InputVariant, request: EvalRequest, folder: str, resamples: int | None) -> tuple[dict, dict]:  # fmt: skip
+    """Metrics and details of one variant answered by generation; its raw outputs, gold last, beside the results."""
+    from nlue.evals import label_generation as gen
+
+    prompts, outputs, words = scorer.answers(test, variant, request.language)
+    gen.require_answers(outputs, f"{request.task.name} {variant.name}")
+    strict, lenient, rows = gen.answer_rows(ids, prompts, outputs, words, refs.tolist())
+    metrics = gen.label_scores(strict, refs.tolist(), len(words), resamples, request.seed)
+    raw = gen.write_rows(request.results_dir / folder / request.task.name / "raw_outputs.jsonl", rows)
+    details = {"predictions": [p.label for p in strict], "label_words": list(words),
+               "invalid_categories": dict(gen.INVALID_CATEGORIES), "lenient": gen.lenient_summary(lenient, refs.tolist()),
+               "files": {"raw_outputs": str(raw.relative_to(request.results_dir))}}  # fmt: skip
+    return metrics, details
+
+
 def run_eval(request: EvalRequest) -> EvalReport:
     """Score every chosen variant in every chosen setting; write one results file per cell."""
     from nlue.idioms.split import shots
@@ -246,12 +267,19 @@ def run_eval(request: EvalRequest) -> EvalReport:
                 if request.zero_shot is None:
                     raise NlueError("zero-shot needs a scorer (a causal or masked LM)")
                 scorer = scorer or request.zero_shot()
-                scores = scorer.scores(test, variant, request.language)
-                metrics = zero_shot_metrics(request.task, scores, refs, resamples, request.seed)
-                details |= {"predictions": scores.predictions.tolist(), "label_words": list(scores.choices),
-                            "loglikelihoods": np.round(scores.loglikelihoods, 4).tolist()}  # fmt: skip
-                extra = {"prompt_language": request.language, "primary": "summed log-likelihood",
-                         "scorer": scorer.describe()}  # fmt: skip
+                folder = variant_folder(request.name, zero_shot_label(setting, request.language, scorer.mode), variant)
+                if scorer.mode == "generate":
+                    metrics, more = _generated(scorer, test, ids, refs, variant, request, folder, resamples)
+                    details |= more
+                    extra = {"prompt_language": request.language, "mode": "generate", "scorer": scorer.describe(),
+                             "primary": "macro-F1 of the strictly parsed answers (an invalid answer is wrong)"}  # fmt: skip
+                else:
+                    scores = scorer.scores(test, variant, request.language)
+                    metrics = zero_shot_metrics(request.task, scores, refs, resamples, request.seed)
+                    details |= {"predictions": scores.predictions.tolist(), "label_words": list(scores.choices),
+                                "loglikelihoods": np.round(scores.loglikelihoods, 4).tolist()}  # fmt: skip
+                    extra = {"prompt_language": request.language, "mode": "loglik", "primary": "summed log-likelihood",
+                             "scorer": scorer.describe()}  # fmt: skip
                 cell = Cell(setting, variant, metrics["macro_f1"], metrics.get("macro_f1_ci_low"),
                             metrics.get("macro_f1_ci_high"))  # fmt: skip
             else:
@@ -266,8 +294,9 @@ def run_eval(request: EvalRequest) -> EvalReport:
                             metrics.get("macro_f1_ci_high"), metrics.get("macro_f1_sd"), len(per_seed))  # fmt: skip
             result = _result(request, setting, variant, metrics, details, description, extra)
             result.timings = {"seconds": round(time.perf_counter() - started, 3)}
-            label = setting if k else f"{setting}-{request.language}"  # the prompt language changes zero-shot scores
-            paths.append(write_result(result, request.results_dir, variant_folder(request.name, label, variant)))
+            if k:
+                folder = variant_folder(request.name, setting, variant)
+            paths.append(write_result(result, request.results_dir, folder))
             cells.append(cell)
             logger.info("%s %s: macro-F1 %s", setting, variant.name, cell.text())
     return EvalReport(cells, floor_values, paths, bool(description.get("is_sample")), len(test))

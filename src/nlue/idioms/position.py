@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from nlue.errors import NlueError
+
 MARKER = "###"
 _HASH_RUN = re.compile(r"#{4,}")
 
@@ -61,5 +63,5 @@ def parse_position(position: str, sentence: str) -> Span | str:
 def mark_position(sentence: str, start: int, end: int) -> str:
     """S2 with ``[start, end)`` wrapped in ``###`` markers (the paper's position field)."""
     if not 0 <= start < end <= len(sentence):
-        raise ValueError(f"span [{start}, {end}) is not inside a sentence of {len(sentence)} characters")
+        raise NlueError(f"span [{start}, {end}) is not inside a sentence of {len(sentence)} characters")
     return f"{sentence[:start]}{MARKER}{sentence[start:end]}{MARKER}{sentence[end:]}"

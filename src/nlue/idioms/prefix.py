@@ -36,6 +36,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from nlue.errors import NlueError
+
 NUKTA = "\u093c"
 VIRAMA = "\u094d"
 JOINERS = "\u200c\u200d"
@@ -54,7 +56,7 @@ SUPPLETIVE_INITIALS: Mapping[str, tuple[str, ...]] = MappingProxyType({"हु�
 def first_letter(word: str) -> str:
     """The first letter of ``word`` by the module docstring's rule (a conjunct is one letter)."""
     if not word:
-        raise ValueError("an empty word has no first letter")
+        raise NlueError("an empty word has no first letter")
     if not _BASE.match(word):
         return word[0]  # not Devanagari (a digit, a Latin letter): the first character
     base, end = 0, _after_nukta(word, 1)
@@ -77,7 +79,7 @@ def _after_nukta(word: str, end: int) -> int:
 def idiom_words(idiom: str) -> tuple[str, ...]:
     words = tuple(idiom.split())
     if len(words) < 2:
-        raise ValueError(f"idiom {idiom!r}: the truncated-prefix rule needs at least two words, found {len(words)}")
+        raise NlueError(f"idiom {idiom!r}: the truncated-prefix rule needs at least two words, found {len(words)}")
     return words
 
 

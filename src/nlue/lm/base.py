@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from nlue.errors import NlueError
+from nlue.lm.description import ModelDescription
 
 Role = Literal["system", "user", "assistant"]
 FinishReason = Literal["stop", "length", "error"]
@@ -147,6 +148,6 @@ class LanguageModel(Protocol):
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]: ...
 
-    def describe(self) -> dict[str, Any]:
-        """What a results file records about the model and its decoding settings (no secrets)."""
+    def describe(self) -> ModelDescription:
+        """What the model is and can do, as a results file records it (no secrets)."""
         ...

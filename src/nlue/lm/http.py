@@ -10,11 +10,14 @@
   (lm-eval's trailing-space rule applied; a token that straddles the boundary counts as the
   continuation's); ``is_greedy`` compares each token's log-probability with the best of its
   ``top_logprobs``. A server that returns no prompt log-probabilities (``transformers
-  serve``, OpenAI's chat models) stops the run with an error that says so.
-* Requests run in threads, at most ``concurrency`` at a time (default 10). Each is tried up
-  to 1 + ``max_retries`` times (:mod:`nlue.lm.http_retry`); after ``max_consecutive_failures``
-  failed requests in a row the run stops with an :class:`~nlue.errors.NlueError` that says
-  what failed and how many answers the journal keeps. Answers are journalled as they arrive
+  serve``, OpenAI's chat models) is found by :meth:`OpenAICompatibleLM.probe`, one small request
+  before a run, and the command refuses the mode at once, naming the mode or server that works.
+* Requests run in threads, at most ``concurrency`` at a time (default 10); the first goes alone,
+  so that a server answering one at a time is noticed and said once (:mod:`nlue.lm.http_pace`).
+  Each is tried up to 1 + ``max_retries`` times (:mod:`nlue.lm.http_retry`; each retry logged
+  once with its cause and counted in the description); after ``max_consecutive_failures``
+  failed requests in a row, or when every request failed, the run stops with a
+  :class:`~nlue.errors.ServiceError` that says what failed and how many answers the journal keeps. Answers are journalled as they arrive
   (one line, fsync'd, each), so a killed run resumes with nothing lost or asked twice.
 * The API key is read from the environment variable the user names (``OPENAI_API_KEY`` by
   default) and only handed to the client: it is never logged, journalled or described, and
@@ -27,16 +30,21 @@ import logging
 import os
 import random
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import replace
 from typing import Any, Literal
 
-from nlue.errors import NlueError
+from nlue.errors import NlueError, ServiceError
 from nlue.lm.base import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest, cut_at_stop
 from nlue.lm.cost import UsageMeter
-from nlue.lm.http_retry import Failure, MalformedResponse, RetryPolicy, ServerLimitation, classify
+from nlue.lm.description import LOGLIK, Capabilities, ModelDescription
+from nlue.lm.http_answers import echoed_loglikelihood, first_choice, message_text
+from nlue.lm.http_pace import PaceWatch
+from nlue.lm.http_retry import Failure, MalformedResponse, RetryLog, RetryPolicy, ServerLimitation, classify
 from nlue.lm.journal import Journal, JournalledCall, open_journal
-from nlue.lm.progress import progress_bar
+from nlue.lm.progress import WarningTally, progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -95,26 +103,66 @@ class OpenAICompatibleLM:
         self._client = openai.OpenAI(base_url=self.base_url, api_key=key or "EMPTY", max_retries=0, timeout=timeout)
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
+        self.retries = RetryLog()
+        self.pace = PaceWatch(concurrency, timeout)
+        self._probed: dict[str, bool] = {}  # mode -> whether the server can do it (nlue.lm.description.MODES)
 
     @property
     def name(self) -> str:
         return f"openai:{self.model}"
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "backend": "openai-compatible",
-            "name": self.name,
-            "model": self.model,
-            "base_url": self.base_url,
-            "api_key_env": self.api_key_env,
-            "generation_endpoint": self.generation_endpoint,
-            "decoding": {"temperature": 0.0, "seed": self.seed},
-            "concurrency": self.concurrency,
-            "timeout_s": self.timeout,
-            "max_retries": self.policy.max_retries,
-            "max_consecutive_failures": self.max_consecutive_failures,
-            "usage": self.usage.summary(),
-        }
+    def describe(self) -> ModelDescription:
+        return ModelDescription(
+            backend="openai-compatible",
+            name=self.name,
+            model=self.model,
+            capabilities=Capabilities(
+                generate=True,
+                loglikelihood=True,
+                chat=self.generation_endpoint == "chat",
+                prompt_logprobs=self._probed.get(LOGLIK),
+            ),
+            decoding="greedy (temperature 0)",
+            settings={
+                "base_url": self.base_url,
+                "api_key_env": self.api_key_env,
+                "generation_endpoint": self.generation_endpoint,
+                "temperature": 0.0,
+                "seed": self.seed,
+                "concurrency": self.concurrency,
+                "timeout_s": self.timeout,
+                "max_retries": self.policy.max_retries,
+                "max_consecutive_failures": self.max_consecutive_failures,
+                "usage": self.usage.summary(),
+                "retries": self.retries.summary(),
+            },
+        )
+
+    def probe(self, mode: str) -> Capabilities:
+        """What the server can do for ``mode``; for ``loglik``, found by one small request before a run.
+
+        Every OpenAI-compatible server generates, so ``generate`` needs no request (a wrong model name
+        or key stops the run at its first request). Log-likelihood needs the prompt's token
+        log-probabilities, which many servers do not return (chat APIs, ``transformers serve``): one
+        completions request with echo and logprobs tells, once per model, instead of a run of failures.
+        """
+        if mode == LOGLIK and LOGLIK not in self._probed:
+            request = LoglikelihoodRequest("Nepal", " is")
+            where = "POST /v1/completions (probe: echo + logprobs)"
+            outcome = self._try(self._ask_loglikelihood, request, where, threading.Event(), retries=PROBE_RETRIES)
+            if outcome[0] == "ok":
+                self._probed[LOGLIK] = True
+            elif outcome[1].limitation:
+                self._probed[LOGLIK] = False
+                logger.info("probe: %s", outcome[1].description)
+            elif outcome[1].fatal:
+                raise NlueError(f"the server refused the probe request: {outcome[1].description}")
+            else:
+                raise ServiceError(
+                    f"the server at {self.base_url} did not answer a probe request ({outcome[1].description}); "
+                    "is it running, and is the URL right (it usually ends in /v1)?"
+                )
+        return self.describe().capabilities
 
     def _redact(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret else text
@@ -130,8 +178,7 @@ class OpenAICompatibleLM:
         if self.generation_endpoint == "completions" and any(r.is_chat for r in requests):
             raise NlueError("chat messages need generation_endpoint='chat'; the completions endpoint takes prompts")
         params = {"endpoint": self.generation_endpoint, "temperature": 0.0, "seed": self.seed}
-        where = "POST /v1/chat/completions" if self.generation_endpoint == "chat" else "POST /v1/completions"
-        results = self._run("generate", params, requests, self._ask_generation, where)
+        results = self._run("generate", params, requests, self._ask_generation, self._generation_route())
         return [Generation.from_dict(r) for r in results]
 
     def _ask_loglikelihood(self, request: LoglikelihoodRequest) -> tuple[dict[str, Any], Any]:
@@ -170,11 +217,11 @@ class OpenAICompatibleLM:
                 else [{"role": "user", "content": request.prompt}]
             )
             response = self._client.chat.completions.create(messages=messages, **common)
-            choice = _first_choice(response)
-            text = _message_text(choice)
+            choice = first_choice(response)
+            text = message_text(choice)
         else:
             response = self._client.completions.create(prompt=request.prompt, **common)
-            choice = _first_choice(response)
+            choice = first_choice(response)
             text = getattr(choice, "text", None)
         if not isinstance(text, str):
             raise MalformedResponse("the choice has no text")
@@ -191,27 +238,39 @@ class OpenAICompatibleLM:
 
     # -- the runner: threads, retries, journal, failure accounting ----------------------------------
 
-    def _try(self, ask: Callable[[Any], tuple[dict[str, Any], Any]], request: Any, where: str, stop: threading.Event):
-        """One request with its retries: ``("ok", result, usage)`` or ``("failed", Failure)``."""
-        for attempt in range(self.policy.max_retries + 1):
+    def _try(
+        self,
+        ask: Callable[[Any], tuple[dict[str, Any], Any]],
+        request: Any,
+        where: str,
+        stop: threading.Event,
+        retries: int | None = None,
+    ) -> tuple[Any, ...]:
+        """One request with its retries: ``("ok", result, usage)`` or ``("failed", Failure)``; each retry logged."""
+        allowed = self.policy.max_retries if retries is None else retries
+        for attempt in range(allowed + 1):
             try:
                 result, usage = ask(request)
                 return "ok", result, usage
             except Exception as exc:  # every failure is classified; none escapes a worker thread
-                if isinstance(exc, ValueError | KeyError | TypeError | IndexError | AttributeError):
+                if isinstance(exc, ValueError | KeyError | TypeError | IndexError | AttributeError) and not isinstance(
+                    exc, NlueError
+                ):
                     exc = MalformedResponse(f"{type(exc).__name__}: {exc}")
                 failure = classify(exc, where, self.api_key_env)
-                failure = Failure(
-                    self._redact(failure.description), failure.retryable, failure.fatal, failure.retry_after
-                )
-            if not failure.retryable or attempt == self.policy.max_retries or stop.is_set():
+                failure = replace(failure, description=self._redact(failure.description))
+            if not failure.retryable or attempt == allowed or stop.is_set():
                 break
             with self._rng_lock:
                 delay = self.policy.delay(attempt, failure.retry_after, self._rng)
-            logger.debug("try %d failed (%s); retrying in %.2fs", attempt + 1, failure.description, delay)
+            self.retries.retry(failure, attempt, allowed, delay)
             if stop.wait(delay):
                 break
+        self.retries.gave_up(failure)
         return "failed", failure
+
+    def _generation_route(self) -> str:
+        return "POST /v1/chat/completions" if self.generation_endpoint == "chat" else "POST /v1/completions"
 
     def _run(self, kind: str, params: dict[str, Any], requests: Sequence[Any], ask: Callable, where: str) -> list[dict]:
         journal, owned = open_journal(self.journal)
@@ -220,16 +279,21 @@ class OpenAICompatibleLM:
             failed = self._drive(call, requests, ask, where, kind)
             if failed:
                 first = failed[min(failed)]
+                # Failed generations come back as errors; a caller whose every request failed says so
+                # (nlue.evals.label_generation.require_answers), a translation splits the batch and tries again.
                 if kind == "generate" and self.failed_generations == "return":
-                    logger.warning("%d generation requests failed (first: %s); returned as errors", len(failed), first)
+                    logger.warning("%d of %d generation requests failed (first: %s); counted as errors",
+                                   len(failed), len(call.pending), first.description)  # fmt: skip
                     errors = {
                         i: Generation("", None, None, "error", f.description).to_dict() for i, f in failed.items()
                     }
                     return call.results(unjournalled=errors)
-                raise NlueError(
+                message = (
                     f"{len(failed)} of {len(call.pending)} {kind} requests to {self.base_url} failed after "
                     f"{self.policy.max_retries} retries (first: {first.description}). {self._kept(call, journal)}"
                 )
+                # Refused requests (a 4xx such as a prompt too long) are the input's; timeouts and 5xx the server's.
+                raise ServiceError(message) if any(f.retryable for f in failed.values()) else NlueError(message)
             return call.results()
         finally:
             if owned and journal is not None:
@@ -249,94 +313,80 @@ class OpenAICompatibleLM:
         )
 
     def _drive(self, call: JournalledCall, requests: Sequence[Any], ask: Callable, where: str, kind: str) -> dict:
-        """Ask every pending request; journal answers as they come; return the failures by request position."""
+        """Ask every pending request; journal answers as they come; return the failures by request position.
+
+        The first request goes alone (the pace watch's reference, :mod:`nlue.lm.http_pace`), then up to
+        ``concurrency`` are in flight.
+        """
         stop = threading.Event()
         queue = list(reversed(call.pending))
         failed: dict[int, Failure] = {}
         consecutive = 0
-        abort: str | None = None
-        in_flight: dict[Future, int] = {}
+        abort: Failure | None = None
+        in_flight: dict[Future, tuple[int, float, int]] = {}  # future -> (request, sent at, in flight when sent)
         with (
             progress_bar(self.show_progress, len(queue), f"{kind} ({self.model})", call.from_journal) as bar,
             ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="nlue-http") as pool,
+            WarningTally(logger, "requests failed after their tries") as failures,
         ):
             try:
                 while queue or in_flight:
-                    while queue and abort is None and len(in_flight) < self.concurrency:
+                    room = 1 if self.pace.measuring_alone else self.concurrency
+                    while queue and abort is None and len(in_flight) < room:
                         index = queue.pop()
-                        in_flight[pool.submit(self._try, ask, requests[index], where, stop)] = index
+                        future = pool.submit(self._try, ask, requests[index], where, stop)
+                        in_flight[future] = (index, time.monotonic(), len(in_flight) + 1)
                     if not in_flight:
                         break
                     done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                     for future in done:
-                        index = in_flight.pop(future)
+                        index, sent, crowd = in_flight.pop(future)
                         outcome = future.result()
                         if outcome[0] == "ok":
+                            self.pace.record(time.monotonic() - sent, crowd)
                             call.record([(index, outcome[1])])
                             self.usage.add(outcome[2])
                             consecutive = 0
                             bar.update(1)
                             bar.set_postfix_str(self.usage.postfix(), refresh=False)
                             continue
+                        self.pace.skip_lone()
                         failure = outcome[1]
                         failed[index] = failure
                         consecutive += 1
-                        logger.warning("request failed: %s", failure.description)
+                        failures.warn("request failed after its tries: %s", failure.description)
                         if failure.fatal and abort is None:
-                            abort = failure.description
+                            abort = failure
                         elif consecutive >= self.max_consecutive_failures and abort is None:
-                            abort = (
+                            abort = replace(failure, description=(
                                 f"stopped after {consecutive} consecutive failed requests, each tried "
                                 f"{self.policy.max_retries + 1} times; last error: {failure.description}"
-                            )
+                            ))  # fmt: skip
                     if abort is not None:
                         stop.set()  # workers stop retrying; answers still arriving are journalled above
             except BaseException:
                 stop.set()  # Ctrl-C: what was answered is in the journal already
                 raise
         if abort is not None:
-            raise NlueError(f"{abort}. {self._kept(call, call.journal)}")
+            message = f"{abort.description}. {self._kept(call, call.journal)}"
+            # A refused key, an unknown model or a server that lacks the mode: the user's to fix. An outage is not.
+            raise NlueError(message) if abort.fatal else ServiceError(message)
         return failed
 
 
-def _first_choice(response: Any) -> Any:
-    choices = getattr(response, "choices", None)
-    if not choices:
-        raise MalformedResponse("the response has no choices")
-    return choices[0]
+PROBE_RETRIES = 2  # a probe is one request: a server that is starting up gets two more tries
 
 
-def _message_text(choice: Any) -> str | None:
-    message = getattr(choice, "message", None)
-    if message is None:
-        return None
-    return message.content or ""  # a server may send null content for an empty answer
+def from_spec(spec: Any, **context: Any) -> OpenAICompatibleLM:
+    """The ``openai-compatible`` backend (:mod:`nlue.lm.backends`): a served model from a :class:`ModelSpec`.
 
-
-def echoed_loglikelihood(response: Any, text: str, boundary: int, limitation: Callable[[str], str]) -> dict[str, Any]:
-    """``{"logprob", "is_greedy"}`` of the echoed prompt's tokens from character ``boundary`` on."""
-    choice = _first_choice(response)
-    logprobs = getattr(choice, "logprobs", None)
-    if logprobs is None or not getattr(logprobs, "token_logprobs", None):
-        raise ServerLimitation(limitation("its answer carried no logprobs"))
-    offsets, values, tops = logprobs.text_offset, logprobs.token_logprobs, logprobs.top_logprobs
-    if offsets is None or tops is None:
-        raise ServerLimitation(limitation("its logprobs lack text_offset or top_logprobs"))
-    if len(offsets) != len(values) or len(tops) != len(values):
-        raise MalformedResponse("logprobs lists of different lengths")
-    prompt = [i for i, offset in enumerate(offsets) if offset < len(text)]  # the generated token starts after
-    if not prompt or offsets[0] != 0:
-        raise ServerLimitation(limitation("it did not echo the prompt's tokens"))
-    start = next((i for i in prompt if offsets[i] >= boundary), None)
-    if start is None:
-        raise MalformedResponse("no echoed token covers the continuation")
-    if offsets[start] > boundary and start > 0:
-        start -= 1  # that token straddles the context's end: it holds the continuation's first characters
-    picked = prompt[prompt.index(start) :]
-    if any(values[i] is None for i in picked):
-        raise NlueError(
-            "the continuation's first token has no log-probability (an empty context?): over HTTP the context "
-            "needs at least one token before the continuation"
-        )
-    greedy = all(tops[i] and values[i] >= max(tops[i].values()) for i in picked)
-    return {"logprob": float(sum(values[i] for i in picked)), "is_greedy": bool(greedy)}
+    Failed generations come back as errors (counted as invalid answers, as the exams' protocol counts them)
+    unless every request failed; failed log-likelihood requests stop the run.
+    """
+    options = {"failed_generations": "return", **dict(spec.options), **context}
+    return OpenAICompatibleLM(
+        spec.model, spec.endpoint, api_key_env=spec.api_key_env, concurrency=spec.concurrency, timeout=spec.timeout,
+        max_retries=spec.max_retries, prompt_price_per_1k=spec.prompt_price_per_1k,
+        completion_price_per_1k=spec.completion_price_per_1k, journal=spec.journal, show_progress=spec.show_progress,
+        **options,
+    )  # fmt: skip

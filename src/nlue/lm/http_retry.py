@@ -10,16 +10,27 @@
 Waits grow exponentially with jitter (half fixed, half random, so many clients do not retry
 in step), capped at ``backoff_max``; a ``Retry-After`` (or ``retry-after-ms``) header is
 obeyed instead when the server sends one.
+
+Every retry is logged once, with its cause (``timeout``, ``http-429``, ``http-5xx``,
+``connection``, ``malformed``, ...), and counted by :class:`RetryLog`, whose totals go into the
+results file: a run that was slowed by retries says so.
 """
 
 from __future__ import annotations
 
 import email.utils
 import json
+import logging
 import random
+import threading
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
+
+from nlue.errors import NlueError
+
+logger = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
@@ -39,6 +50,8 @@ class Failure:
     retryable: bool
     fatal: bool = False
     retry_after: float | None = None
+    cause: str = "other"  # timeout, http-429, http-5xx, http-4xx, connection, malformed, limitation, other
+    limitation: bool = False  # the server lacks what the request kind needs (no prompt log-probabilities)
 
 
 @dataclass(frozen=True)
@@ -86,13 +99,15 @@ def classify(exc: BaseException, where: str, api_key_env: str = "OPENAI_API_KEY"
     import openai
 
     if isinstance(exc, ServerLimitation):
-        return Failure(str(exc), retryable=False, fatal=True)
+        return Failure(str(exc), retryable=False, fatal=True, cause="limitation", limitation=True)
+    if isinstance(exc, NlueError):  # the request itself cannot be asked this way: every other one would fail alike
+        return Failure(f"{where}: {exc}", retryable=False, fatal=True, cause="input")
     if isinstance(exc, openai.APITimeoutError):
-        return Failure(f"{where} timed out", retryable=True)
+        return Failure(f"{where} timed out", retryable=True, cause="timeout")
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc.__context__
         detail = f": {type(cause).__name__}: {cause}" if cause else ""
-        return Failure(f"{where}: connection failed or dropped{detail}", retryable=True)
+        return Failure(f"{where}: connection failed or dropped{detail}", retryable=True, cause="connection")
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         body = _short_body(exc)
@@ -103,12 +118,43 @@ def classify(exc: BaseException, where: str, api_key_env: str = "OPENAI_API_KEY"
                 403: f"the API key from ${api_key_env} may not use this model or endpoint",
                 404: "check the model name and the base URL (it usually ends in /v1)",
             }[status]
-            return Failure(f"{text} ({hint})", retryable=False, fatal=True)
+            return Failure(f"{text} ({hint})", retryable=False, fatal=True, cause=f"http-{status}")
         retryable = status in RETRYABLE_STATUS or status >= 500
-        return Failure(text, retryable=retryable, retry_after=retry_after_seconds(exc.response.headers))
+        cause = "http-5xx" if status >= 500 else f"http-{status}" if status in RETRYABLE_STATUS else "http-4xx"
+        return Failure(text, retryable=retryable, retry_after=retry_after_seconds(exc.response.headers), cause=cause)
     if isinstance(exc, MalformedResponse | openai.APIResponseValidationError | json.JSONDecodeError):
-        return Failure(f"{where}: malformed response body ({exc})", retryable=True)
+        return Failure(f"{where}: malformed response body ({exc})", retryable=True, cause="malformed")
     return Failure(f"{where}: {type(exc).__name__}: {exc}", retryable=False)
+
+
+@dataclass
+class RetryLog:
+    """Every retry of a run: each logged once with its cause when it is decided, and counted by cause."""
+
+    retries: Counter = field(default_factory=Counter)
+    failed_requests: Counter = field(default_factory=Counter)  # requests given up after their tries, by cause
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def retry(self, failure: Failure, attempt: int, max_retries: int, delay: float) -> None:
+        with self._lock:
+            self.retries[failure.cause] += 1
+        logger.warning(
+            "retry %d of %d in %.1f s (cause: %s): %s", attempt + 1, max_retries, delay, failure.cause,
+            failure.description,
+        )  # fmt: skip
+
+    def gave_up(self, failure: Failure) -> None:
+        with self._lock:
+            self.failed_requests[failure.cause] += 1
+
+    def summary(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "retries": sum(self.retries.values()),
+                "retries_by_cause": dict(sorted(self.retries.items())),
+                "failed_requests": sum(self.failed_requests.values()),
+                "failed_requests_by_cause": dict(sorted(self.failed_requests.items())),
+            }
 
 
 def _short_body(exc: Any) -> str:

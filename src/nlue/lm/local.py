@@ -23,6 +23,7 @@ from typing import Any
 
 from nlue.errors import NlueError
 from nlue.lm.base import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest, cut_at_stop
+from nlue.lm.description import Capabilities, ModelDescription
 from nlue.lm.journal import Journal, JournalledCall, open_journal
 from nlue.lm.local_scoring import PairEncoder, PrefixSharingScorer, resolve_max_length
 from nlue.lm.progress import progress_bar
@@ -126,23 +127,28 @@ class LocalCausalLM:
             "add_bos_token": self.add_bos_token,
         }
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ModelDescription:
         import transformers
 
-        return {
-            "backend": "transformers",
-            "name": self.name,
-            "model": self.model_id,
-            "device": self.device,
-            "device_map": self.device_map if isinstance(self.device_map, str | type(None)) else "custom",
-            "batch_size": self.batch_size,
-            "prefix_sharing": self.scorer.share_prefixes,
-            "chat_template": self.tokenizer.chat_template is not None,
-            "decoding": "greedy",
-            **self._numeric_params(),
-            "transformers_version": transformers.__version__,
-            "torch_version": self._torch_version,
-        }
+        chat = self.tokenizer.chat_template is not None
+        return ModelDescription(
+            backend="transformers",
+            name=self.name,
+            model=self.model_id,
+            capabilities=Capabilities(generate=True, loglikelihood=True, chat=chat),
+            max_length=self.max_length,
+            settings={
+                "device": self.device,
+                "device_map": self.device_map if isinstance(self.device_map, str | type(None)) else "custom",
+                "batch_size": self.batch_size,
+                "prefix_sharing": self.scorer.share_prefixes,
+                "chat_template": chat,
+                "dtype": str(self.torch_dtype).removeprefix("torch."),
+                "add_bos_token": self.add_bos_token,
+                "transformers_version": transformers.__version__,
+                "torch_version": self._torch_version,
+            },
+        )
 
     def render_chat(self, messages: Sequence[Any]) -> str:
         """The prompt text the chat template makes of ``messages``, ready for the assistant's turn."""
@@ -276,3 +282,14 @@ class LocalCausalLM:
             reason = "stop" if stopped or ended or len(tokens) < cap else "length"
             results.append(Generation(text, len(prompt), len(tokens), reason))
         return results
+
+
+DEFAULT_BATCH_SIZE = 10  # the UrduMMLU paper's batch size for local models
+
+
+def from_spec(spec: Any, **context: Any) -> LocalCausalLM:
+    """The ``transformers`` backend (:mod:`nlue.lm.backends`): a local causal LM from a :class:`ModelSpec`."""
+    return LocalCausalLM(
+        spec.model, device=spec.device, dtype=spec.dtype, batch_size=spec.batch_size or DEFAULT_BATCH_SIZE,
+        journal=spec.journal, show_progress=spec.show_progress, **{**dict(spec.options), **context},
+    )  # fmt: skip

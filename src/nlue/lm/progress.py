@@ -1,4 +1,9 @@
-"""Progress bars for the engine: requests and requests/s (tqdm), or nothing when asked to be quiet."""
+"""What a long model run tells the user: progress bars, and repeated warnings gathered into one line.
+
+A warning that would repeat per item (a prompt cut to fit the window, a request that failed) is
+logged the first time as it happens; the rest are counted, and :meth:`WarningTally.flush` says how
+many there were in all, once, when the batch of work ends.
+"""
 
 from __future__ import annotations
 
@@ -33,3 +38,28 @@ def progress_bar(show: bool, total: int, what: str, from_journal: int = 0) -> An
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=what, unit="req", dynamic_ncols=True)
+
+
+class WarningTally:
+    """Warnings of one kind: the first logged when it happens, the others counted and told once at :meth:`flush`."""
+
+    def __init__(self, log: logging.Logger, what: str) -> None:
+        self.log = log
+        self.what = what
+        self.count = 0
+
+    def warn(self, message: str, *args: Any) -> None:
+        if self.count == 0:
+            self.log.warning(message + " (further ones are counted, not shown)", *args)
+        self.count += 1
+
+    def flush(self) -> None:
+        if self.count > 1:
+            self.log.warning("%s: %d in all", self.what, self.count)
+        self.count = 0
+
+    def __enter__(self) -> WarningTally:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.flush()

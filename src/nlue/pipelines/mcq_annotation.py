@@ -57,7 +57,7 @@ def export_sheets(
 ) -> list[Path]:
     """Write one annotation CSV per annotator into ``out_dir``; returns their paths."""
     if len(annotators) != 2 or len(set(annotators)) != 2:
-        raise ValueError(f"the inclusion rule needs two distinct annotators, got {list(annotators)}")
+        raise NlueError(f"the inclusion rule needs two distinct annotators, got {list(annotators)}")
     ids = [str(item["id"]) for item in items]
     repeated = sorted(i for i, n in Counter(ids).items() if n > 1)
     if repeated:

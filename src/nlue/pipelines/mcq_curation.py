@@ -42,6 +42,7 @@ from itertools import combinations
 from typing import Any
 
 from nlue.data.normalize import loose_texts
+from nlue.errors import NlueError
 from nlue.registry.kinds import RowRejection
 from nlue.registry.kinds.mcq_text import LETTERS, exam_of
 from nlue.registry.kinds.multiple_choice import check_item, item_options, key_letter, parse_key
@@ -70,9 +71,9 @@ class NearDuplicateRule:
 
     def __post_init__(self) -> None:
         if not 0.0 < self.question_overlap <= 1.0:
-            raise ValueError(f"question overlap must be in (0, 1], got {self.question_overlap}")
+            raise NlueError(f"question overlap must be in (0, 1], got {self.question_overlap}")
         if not 1 <= self.shared_options <= len(LETTERS):
-            raise ValueError(f"shared options must be 1-4, got {self.shared_options}")
+            raise NlueError(f"shared options must be 1-4, got {self.shared_options}")
 
 
 @dataclass
@@ -230,7 +231,7 @@ def curate(
 ) -> tuple[list[dict[str, Any]], CurationReport]:
     """Curate ``(file, row, record)`` items for ``task``: the kept items (paper schema) and the report."""
     if numeric_keys not in (None, 0, 1):
-        raise ValueError(f"numeric keys are 0- or 1-based; got {numeric_keys!r}")
+        raise NlueError(f"numeric keys are 0- or 1-based; got {numeric_keys!r}")
     report = CurationReport(task.name, rule=rule or NearDuplicateRule())
     checked: list[dict[str, Any]] = []
     seen_ids: set[str] = set()
@@ -267,7 +268,7 @@ def split_pool(
     end up on both sides: a repeat of a pool item goes to the pool too.
     """
     if not 0 < size < len(items):
-        raise ValueError(f"the pool must hold between 1 and {len(items) - 1} of the {len(items)} items, got {size}")
+        raise NlueError(f"the pool must hold between 1 and {len(items) - 1} of the {len(items)} items, got {size}")
     rng = random.Random(seed)
     by_key: dict[str, list[int]] = {letter: [] for letter in LETTERS}
     for position, item in enumerate(items):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from nlue.errors import NlueError
 from nlue.registry.mcq import MCQ_CITATION, MCQ_TASKS
 from nlue.registry.nediom import NEDIOM_CITATION, NEDIOM_TASKS
 from nlue.registry.nlue import NLUE_CITATION, NLUE_TASKS
@@ -106,7 +107,7 @@ def get_task(name: str) -> TaskSpec:
     try:
         return _TASKS[name]
     except KeyError:
-        raise ValueError(f"unknown NLUE task {name!r}; expected one of: {', '.join(_TASKS)}") from None
+        raise NlueError(f"unknown NLUE task {name!r}; expected one of: {', '.join(_TASKS)}") from None
 
 
 def benchmark_of(task: TaskSpec) -> Benchmark:
@@ -118,10 +119,10 @@ def registered(benchmark: Benchmark) -> Iterator[Benchmark]:
     """Register ``benchmark`` (and its tasks) while the block runs; refuse a name already taken."""
     taken = [task.name for task in benchmark.tasks if task.name in _TASKS]
     if benchmark.name in _BENCHMARKS or taken:
-        raise ValueError(f"benchmark {benchmark.name!r} or task(s) {taken} already registered")
+        raise NlueError(f"benchmark {benchmark.name!r} or task(s) {taken} already registered")
     mismatched = [task.name for task in benchmark.tasks if task.benchmark != benchmark.name]
     if mismatched:
-        raise ValueError(f"task(s) {mismatched} name another benchmark than {benchmark.name!r}")
+        raise NlueError(f"task(s) {mismatched} name another benchmark than {benchmark.name!r}")
     _BENCHMARKS[benchmark.name] = benchmark
     _TASKS.update({task.name: task for task in benchmark.tasks})
     try:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from nlue.errors import NlueError
 from nlue.registry.paper import PAPER_CITATION, PAPER_MODELS
 from nlue.registry.paper_checks import PaperFlag
 
@@ -174,7 +175,7 @@ class TaskSpec:
         """This task's primary metric from a dict of its metrics (derived by the kind when it is a mean)."""
         value = self.kind.primary_from(self, metrics)
         if not math.isfinite(value):
-            raise ValueError(f"results for task {self.name!r} hold a non-finite {self.primary_metric}: {value!r}")
+            raise NlueError(f"results for task {self.name!r} hold a non-finite {self.primary_metric}: {value!r}")
         return value
 
     def paper_primary_score(self, model: str) -> float | None:

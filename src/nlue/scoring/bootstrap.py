@@ -35,6 +35,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from nlue.errors import NlueError
 from nlue.scoring.problem import ScoringProblem
 from nlue.scoring.validation import check_positive_int, check_probability
 
@@ -136,7 +137,7 @@ def bootstrap_intervals(
             name: bias_shifted_interval(values, points[name], confidence_level) for name, values in distribution.items()
         }
     else:
-        raise ValueError(f"unknown interval method {problem.interval_method!r}; expected percentile or bias_shifted")
+        raise NlueError(f"unknown interval method {problem.interval_method!r}; expected percentile or bias_shifted")
     if problem.value_range is not None:
         floor, ceiling = problem.value_range
         intervals = {

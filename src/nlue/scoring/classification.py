@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from nlue.errors import NlueError
 from nlue.scoring.problem import BatchedStatistic, ScoringProblem
 from nlue.scoring.validation import check_not_empty, check_same_length, label_codes
 
@@ -67,9 +68,9 @@ def classification_problem(
     check_same_length(predictions=predictions, references=references)
     check_not_empty(len(predictions))
     if len(labels) == 0:
-        raise ValueError(f"{owner} defines no labels to score against")
+        raise NlueError(f"{owner} defines no labels to score against")
     if len(set(labels)) != len(labels):
-        raise ValueError(f"labels of {owner} repeat an id: {list(labels)}; give each class once")
+        raise NlueError(f"labels of {owner} repeat an id: {list(labels)}; give each class once")
     return ScoringProblem(
         outputs=label_codes(predictions, labels, "predictions", owner),
         references=label_codes(references, labels, "references", owner),
@@ -92,6 +93,6 @@ def observed_labels(predictions: Any, references: Any) -> list[int]:
     """The sorted label ids seen in either list: scikit-learn's default when no label set is given."""
     seen = np.concatenate([np.asarray(predictions).ravel(), np.asarray(references).ravel()])
     if seen.dtype.kind not in "biuf":
-        raise ValueError(f"predictions and references must be integer label ids, got values of type {seen.dtype}")
+        raise NlueError(f"predictions and references must be integer label ids, got values of type {seen.dtype}")
     # Ids that are not whole finite numbers are left out here; label_codes then reports them properly.
     return [int(v) for v in np.unique(seen) if np.isfinite(v) and v == np.round(v)]

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from nlue.data.normalize import normalize_answer
+from nlue.errors import NlueError
 from nlue.scoring.problem import BatchedStatistic, ScoringProblem
 from nlue.scoring.validation import as_vector, check_not_empty, check_same_length
 
@@ -33,11 +34,11 @@ def judge_predictions(predictions: Sequence[str], answers: Sequence[Sequence[str
     correct = np.zeros(len(predictions), dtype=np.int64)
     for position, (prediction, acceptable) in enumerate(zip(predictions, answers, strict=True)):
         if isinstance(acceptable, str) or not isinstance(acceptable, Sequence | np.ndarray):
-            raise ValueError(f"answers for item {position} must be a list of acceptable words, got {acceptable!r}")
+            raise NlueError(f"answers for item {position} must be a list of acceptable words, got {acceptable!r}")
         if len(acceptable) == 0:
-            raise ValueError(f"answers for item {position} are an empty list; every item needs at least one answer")
+            raise NlueError(f"answers for item {position} are an empty list; every item needs at least one answer")
         if not isinstance(prediction, str):
-            raise ValueError(f"predictions must be words (strings); item {position} holds {prediction!r}")
+            raise NlueError(f"predictions must be words (strings); item {position} holds {prediction!r}")
         wanted = {normalize_answer(str(word)) for word in acceptable}
         correct[position] = int(normalize_answer(prediction) in wanted)
     return correct
@@ -51,7 +52,7 @@ def judgment_array(judgments: Any) -> np.ndarray:
     if array.dtype.kind not in "iuf" or not np.all(np.isin(array, (0, 1))):
         values = array.tolist()
         bad = next((i for i, v in enumerate(values) if v not in (0, 1)), 0)
-        raise ValueError(f"judgments must be 0 (wrong) or 1 (right); item {bad} holds {values[bad]!r}")
+        raise NlueError(f"judgments must be 0 (wrong) or 1 (right); item {bad} holds {values[bad]!r}")
     return array.astype(np.int64)
 
 
@@ -72,13 +73,13 @@ def gmet_statistic(group_sizes: np.ndarray) -> BatchedStatistic:
 def gmet_problem(categories: Any, correct: np.ndarray) -> tuple[ScoringProblem, tuple[str, ...]]:
     """Group 0/1 correctness by category; return the problem and the category names in block order."""
     if categories is None:
-        raise ValueError("missing categories: GMET needs the category of every item to compute the combined score")
+        raise NlueError("missing categories: GMET needs the category of every item to compute the combined score")
     check_same_length(items=correct, categories=categories)
     check_not_empty(len(correct), "the GMET inputs")
     names = [category for category in categories]
     for position, category in enumerate(names):
         if not isinstance(category, str) or not category.strip():
-            raise ValueError(f"missing categories: item {position} has category {category!r}; give a category name")
+            raise NlueError(f"missing categories: item {position} has category {category!r}; give a category name")
     names_sorted, codes, sizes = np.unique(np.asarray(names, dtype=object), return_inverse=True, return_counts=True)
     # Sorting items into one block per category lets reduceat compute all A_k in a single pass.
     order = np.argsort(codes, kind="stable")
@@ -125,10 +126,10 @@ def gmet_correctness(
     """Per-item 0/1 correctness from exactly one of the two accepted input forms."""
     if judgments is not None:
         if answers is not None:
-            raise ValueError("give either answers or judgments for GMET, not both")
+            raise NlueError("give either answers or judgments for GMET, not both")
         if predictions is not None:
             check_same_length(predictions=predictions, judgments=judgments)
         return judgment_array(judgments)
     if predictions is None or answers is None:
-        raise ValueError("GMET needs predictions with answers, or 0/1 judgments")
+        raise NlueError("GMET needs predictions with answers, or 0/1 judgments")
     return judge_predictions(predictions, answers)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import datasets
 
+from nlue.errors import NlueError
 from nlue.registry.tasks import TASKS, TaskSpec, get_kind, get_task
 
 METRIC_MODULES: tuple[str, ...] = ("nlue", "gmet_combined", "macro_f1", "r_squared")
@@ -37,7 +38,7 @@ BOOTSTRAP_ARGS_DOC = """\
 def task_for_config(config_name: str, module: str = "nlue") -> TaskSpec:
     """The registry task a module config names, or a ValueError listing the valid configs."""
     if config_name in ("default", None):
-        raise ValueError(
+        raise NlueError(
             f"the {module} metric needs a task as config name, e.g. evaluate.load({module!r}, 'qnli'); "
             f"expected one of: {', '.join(TASKS)}"
         )
@@ -50,7 +51,7 @@ def classification_config(config_name: str) -> str | None:
         return None
     valid = [name for name in TASKS if get_task(name).is_classification]
     if config_name not in valid:
-        raise ValueError(
+        raise NlueError(
             f"unknown config {config_name!r} for macro_f1: give no config, or a classification task: {', '.join(valid)}"
         )
     return config_name
@@ -88,7 +89,7 @@ def metric_path(name: str) -> str:
     installed without its source tree (a wheel ships no ``metrics/`` folder).
     """
     if name not in METRIC_MODULES:
-        raise ValueError(f"unknown NLUE metric module {name!r}; expected one of: {', '.join(METRIC_MODULES)}")
+        raise NlueError(f"unknown NLUE metric module {name!r}; expected one of: {', '.join(METRIC_MODULES)}")
     folder = _METRICS_DIR / name
     if not (folder / f"{name}.py").is_file():
         raise FileNotFoundError(

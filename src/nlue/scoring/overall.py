@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from nlue.errors import NlueError
 from nlue.registry.tasks import TASK_NAMES, get_task
 
 
@@ -58,10 +59,10 @@ def nlue_score(results: Mapping[str, Mapping[str, float]], tasks: Iterable[str] 
     expected = [get_task(name).name for name in tasks]
     unknown = [name for name in results if name not in TASK_NAMES]
     if unknown:
-        raise ValueError(f"unknown NLUE task(s) in results: {', '.join(unknown)}; expected: {', '.join(TASK_NAMES)}")
+        raise NlueError(f"unknown NLUE task(s) in results: {', '.join(unknown)}; expected: {', '.join(TASK_NAMES)}")
     outside = [name for name in results if name not in expected]
     if outside:
-        raise ValueError(f"results hold task(s) outside the ones scored ({', '.join(expected)}): {', '.join(outside)}")
+        raise NlueError(f"results hold task(s) outside the ones scored ({', '.join(expected)}): {', '.join(outside)}")
     task_scores = {name: primary_score(name, results[name]) for name in expected if name in results}
     missing = tuple(name for name in expected if name not in results)
     score = sum(task_scores.values()) / len(task_scores) if task_scores else None

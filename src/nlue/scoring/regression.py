@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from nlue.errors import NlueError
 from nlue.scoring.problem import BatchedStatistic, ScoringProblem
 from nlue.scoring.validation import check_same_length, finite_scores
 
@@ -74,7 +75,7 @@ def regression_statistic(metrics: tuple[str, ...] = REGRESSION_METRICS) -> Batch
     """
     unknown = set(metrics) - set(REGRESSION_METRICS)
     if unknown:
-        raise ValueError(f"unknown regression metric(s): {', '.join(sorted(unknown))}")
+        raise NlueError(f"unknown regression metric(s): {', '.join(sorted(unknown))}")
     need_pearson = bool({"pearson", "pearson_spearman_mean"} & set(metrics))
     need_spearman = bool({"spearman", "pearson_spearman_mean"} & set(metrics))
 
@@ -103,7 +104,7 @@ def regression_problem(
     gold = finite_scores(references, "references")
     if n_items < 2:
         # Correlations and R² need a spread of values; one item (or none) has none.
-        raise ValueError(
+        raise NlueError(
             f"empty input: regression metrics need at least 2 items, got {n_items}"
             if n_items == 0
             else f"too few items: regression metrics need at least 2 items, got {n_items}"

@@ -24,6 +24,7 @@ from typing import Literal
 
 import numpy as np
 
+from nlue.errors import NlueError
 from nlue.scoring.bootstrap import DEFAULT_CONFIDENCE_LEVEL, block_sizes, percentile_interval, resample_indices
 from nlue.scoring.problem import ScoringProblem
 from nlue.scoring.validation import check_positive_int
@@ -82,7 +83,7 @@ def paired_test(
         extreme = np.abs(differences - observed) >= abs(observed) - _TIE_TOLERANCE
         ci_low, ci_high = percentile_interval(differences, confidence_level)
     else:
-        raise ValueError(f"unknown test method {method!r}; expected 'permutation' or 'bootstrap'")
+        raise NlueError(f"unknown test method {method!r}; expected 'permutation' or 'bootstrap'")
     valid = ~np.isnan(differences)
     p_value = (1.0 + float(np.count_nonzero(extreme & valid))) / (1.0 + float(np.count_nonzero(valid)))
     logger.debug("paired %s test on %s: difference %.6f, p = %.4f", method, metric, observed, p_value)
@@ -93,11 +94,11 @@ def paired_test(
 
 def _check_paired(problem_a: ScoringProblem, problem_b: ScoringProblem, metric: str) -> None:
     if metric not in problem_a.metrics:
-        raise ValueError(
+        raise NlueError(
             f"unknown metric {metric!r} for this comparison; expected one of: {', '.join(problem_a.metrics)}"
         )
     if problem_a.n_items != problem_b.n_items:
-        raise ValueError(
+        raise NlueError(
             f"lengths differ: system A has {problem_a.n_items} items and system B {problem_b.n_items}; "
             "a paired test needs both systems on the same items"
         )
@@ -112,7 +113,7 @@ def _check_paired(problem_a: ScoringProblem, problem_b: ScoringProblem, metric: 
         and np.array_equal(problem_a.group_sizes, problem_b.group_sizes)
     )
     if not (same_refs and same_groups):
-        raise ValueError(
+        raise NlueError(
             "the two systems were scored against different references or categories; pair them item by item"
         )
 

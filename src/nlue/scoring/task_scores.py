@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from nlue.errors import NlueError
 from nlue.registry.tasks import get_task
 from nlue.scoring.bootstrap import DEFAULT_CONFIDENCE_LEVEL, DEFAULT_SEED, scores_with_intervals
 from nlue.scoring.classification import classification_problem, observed_labels
@@ -80,9 +81,9 @@ def score_macro_f1(
     if task is not None:
         spec = get_task(task)
         if not spec.is_classification:
-            raise ValueError(f"task {task!r} is not a classification task; macro-F1 needs class labels")
+            raise NlueError(f"task {task!r} is not a classification task; macro-F1 needs class labels")
         if labels is not None and list(labels) != list(range(spec.num_labels)):
-            raise ValueError(
+            raise NlueError(
                 f"labels {list(labels)} disagree with task {task!r}, whose ids are 0..{spec.num_labels - 1}"
             )
         labels, owner = list(range(spec.num_labels)), f"task {task!r}"

@@ -12,19 +12,21 @@ from typing import Any
 
 import numpy as np
 
+from nlue.errors import NlueError
+
 
 def as_vector(values: Any, name: str) -> np.ndarray:
     """Return ``values`` as a 1-D array; reject scalars and nested tables."""
     array = np.asarray(values)
     if array.ndim != 1:
-        raise ValueError(f"{name} must be a flat list with one value per item, got an array of shape {array.shape}")
+        raise NlueError(f"{name} must be a flat list with one value per item, got an array of shape {array.shape}")
     return array
 
 
 def check_not_empty(n_items: int, what: str = "predictions and references") -> None:
     """Refuse to score nothing: every metric here is undefined on zero items."""
     if n_items == 0:
-        raise ValueError(f"empty input: {what} hold no items, so there is nothing to score")
+        raise NlueError(f"empty input: {what} hold no items, so there is nothing to score")
 
 
 def check_same_length(**columns: Sized) -> int:
@@ -32,11 +34,11 @@ def check_same_length(**columns: Sized) -> int:
     lengths = {}
     for name, column in columns.items():
         if isinstance(column, str) or not hasattr(column, "__len__"):
-            raise ValueError(f"{name} must be a list with one value per item, got {type(column).__name__}")
+            raise NlueError(f"{name} must be a list with one value per item, got {type(column).__name__}")
         lengths[name] = len(column)
     if len(set(lengths.values())) > 1:
         shown = ", ".join(f"{length} {name}" for name, length in lengths.items())
-        raise ValueError(f"lengths differ: got {shown}; each item needs exactly one of each")
+        raise NlueError(f"lengths differ: got {shown}; each item needs exactly one of each")
     return next(iter(lengths.values()))
 
 
@@ -52,10 +54,10 @@ def label_codes(values: Any, labels: Sequence[int], name: str, owner: str) -> np
         _check_finite(array, name)
         if not np.all(array == np.round(array)):
             position = int(np.flatnonzero(array != np.round(array))[0])
-            raise ValueError(f"{name} must be integer label ids; position {position} holds {array[position].item()!r}")
+            raise NlueError(f"{name} must be integer label ids; position {position} holds {array[position].item()!r}")
         array = array.astype(np.int64)
     elif array.dtype.kind not in "iu":
-        raise ValueError(f"{name} must be integer label ids, got values of type {array.dtype}")
+        raise NlueError(f"{name} must be integer label ids, got values of type {array.dtype}")
     label_array = np.asarray(labels, dtype=np.int64)
     # searchsorted finds each id's slot among the sorted labels; a slot holding another id means "unknown".
     order = np.argsort(label_array, kind="stable")
@@ -64,7 +66,7 @@ def label_codes(values: Any, labels: Sequence[int], name: str, owner: str) -> np
     unknown = sorted_labels[slots] != array
     if np.any(unknown):
         position = int(np.flatnonzero(unknown)[0])
-        raise ValueError(
+        raise NlueError(
             f"label id {int(array[position])} in {name} (position {position}) is outside the labels of {owner}; "
             f"valid ids: {', '.join(str(int(v)) for v in label_array)}"
         )
@@ -75,7 +77,7 @@ def finite_scores(values: Any, name: str) -> np.ndarray:
     """Return real-valued scores as float64, refusing NaN and infinities."""
     array = as_vector(values, name)
     if array.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must be numbers, got values of type {array.dtype}")
+        raise NlueError(f"{name} must be numbers, got values of type {array.dtype}")
     array = array.astype(np.float64)
     _check_finite(array, name)
     return array
@@ -86,18 +88,18 @@ def _check_finite(array: np.ndarray, name: str) -> None:
     if np.any(bad):
         position = int(np.flatnonzero(bad)[0])
         kind = "NaN" if np.isnan(array[position]) else "an infinite value"
-        raise ValueError(f"{name} hold {kind} at position {position}; scores must be finite numbers")
+        raise NlueError(f"{name} hold {kind} at position {position}; scores must be finite numbers")
 
 
 def check_probability(value: float, name: str) -> float:
     """Confidence levels live strictly between 0 and 1."""
     if not 0.0 < float(value) < 1.0:
-        raise ValueError(f"{name} must lie strictly between 0 and 1, got {value!r}")
+        raise NlueError(f"{name} must lie strictly between 0 and 1, got {value!r}")
     return float(value)
 
 
 def check_positive_int(value: Any, name: str) -> int:
     """Resample counts must be whole and positive."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise ValueError(f"{name} must be a positive whole number, got {value!r}")
+        raise NlueError(f"{name} must be a positive whole number, got {value!r}")
     return int(value)

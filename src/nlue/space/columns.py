@@ -71,7 +71,8 @@ MODEL = Column("Model", "str", "paper model name, or the results folder a run wa
 KIND = Column(
     "Kind",
     "str",
-    "paper: reported by the NLUE paper; otherwise the kind(s) of the results files (diagnostic: not a score)",
+    "paper: reported by the NLUE paper; otherwise the kind(s) of the results files (diagnostic: not a score); "
+    "language-model runs add their mode, log-likelihood or generation, which are different numbers",
 )
 PARAMS = Column("Params (M)", "number", "parameters in millions, where known")
 DATA = Column("Data", "str", "what the scores were measured on")

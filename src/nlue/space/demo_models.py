@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from nlue.tiny_models import Family, save_tiny_classifier, save_tiny_encoder
+from nlue.lm.tiny import Family, save_tiny_classifier, save_tiny_encoder
 
 ENCODER_FOLDER = "encoder"
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from nlue.errors import NlueError
 from nlue.registry.kinds.multiple_choice import MultipleChoiceKind
 from nlue.registry.mcq import TABLE4_COLUMNS, URDUMMLU_TABLE4, format_invalid_rate
 from nlue.results import read_results
@@ -33,6 +34,7 @@ COLUMNS: tuple[str, ...] = (
     "exam",
     "prompt",
     "shots",
+    "mode",
     *DOMAINS,
     "All (parseable)",
     "All (all items)",
@@ -68,6 +70,7 @@ def paper_rows() -> list[dict[str, Any]]:
                     "exam": PAPER_EXAM,
                     "prompt": prompt,
                     "shots": 0,
+                    "mode": "generate",  # the paper generates and parses answers
                     **{domain: cells[domain] for domain in DOMAINS},
                     "All (parseable)": cells["All"],
                     "All (all items)": None,  # the paper gives no accuracy over all items
@@ -87,7 +90,7 @@ def _run_row(model: str, data: Mapping[str, Any]) -> dict[str, Any]:
     """One exam results file as a row; ValueError names what is missing."""
     metrics = data.get("metrics")
     if not isinstance(metrics, Mapping) or "accuracy_all_items" not in metrics:
-        raise ValueError("its `metrics` has no accuracy_all_items")
+        raise NlueError("its `metrics` has no accuracy_all_items")
     details = data.get("details") if isinstance(data.get("details"), Mapping) else {}
     by_domain = (details.get("by") or {}).get("domain") or {}
     params = data.get("hyperparameters") if isinstance(data.get("hyperparameters"), Mapping) else {}
@@ -100,6 +103,7 @@ def _run_row(model: str, data: Mapping[str, Any]) -> dict[str, Any]:
         "exam": str(data["task"]),
         "prompt": str(params.get("prompt_language", "?")),
         "shots": params.get("shots", "?"),
+        "mode": str(params.get("mode", "?")),
         **{domain: _percent((by_domain.get(domain) or {}).get("accuracy_parseable")) for domain in DOMAINS},
         "All (parseable)": _percent(metrics.get("accuracy_parseable")),
         "All (all items)": _percent(metrics["accuracy_all_items"]),
@@ -125,7 +129,7 @@ def result_rows(results_dir: Path) -> TableBoard:
             logger.warning("exam leaderboard: skipping %s: %s", path, exc)
             skipped.append(f"{path.relative_to(root)}: {exc}")
             continue
-        key = (row["model"], row["exam"], row["prompt"], row["shots"])
+        key = (row["model"], row["exam"], row["prompt"], row["shots"], row["mode"])
         created = str(data.get("created") or "")
         if key not in newest or newest[key][0] <= created:
             newest[key] = (created, row)

@@ -1,7 +1,7 @@
 """The GMET tab: the words a masked LM would put behind ``[MASK]``.
 
 :func:`predict_blank` is the one place the Space asks a model for the blank, and it uses
-the GMET evaluator's own predictor (:class:`nlue.gmet.mlm.MaskedLMPredictor`): whole
+the GMET evaluator's own predictor (:class:`nlue.lm.masked.predictor.MaskedLMPredictor`, built by the model layer): whole
 words, multi-piece ones included, ranked by pseudo-log-likelihood, so the Space shows
 exactly what `nlue gmet` scores. The shares shown are the candidates' likelihoods
 normalised over the top k (a softmax of their scores), not probabilities over all words.
@@ -37,14 +37,9 @@ def predict_blank(loaded: LoadedModel, sentence: str, top_k: int) -> list[tuple[
     import math
 
     from nlue.gmet.items import GmetItem
-    from nlue.gmet.mlm import MaskedLMPredictor
 
     with loaded.lock:
-        predictor = loaded.extra.get("gmet_predictor")
-        if predictor is None:
-            predictor = loaded.extra["gmet_predictor"] = MaskedLMPredictor(
-                loaded.model, loaded.tokenizer, "space", device="auto", answer_candidates=False, show_progress=False
-            )
+        predictor = loaded.model  # the model layer's word predictor (nlue.space.service loads it)
         predictor.top_k = top_k
         try:
             ranked = predictor.predict([GmetItem(0, sentence, "", "", ())])[0]

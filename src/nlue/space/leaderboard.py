@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from nlue.errors import NlueError
 from nlue.registry.paper import PAPER_MODELS
 from nlue.registry.paper_checks import PaperFlag
 from nlue.registry.tasks import TASK_NAMES, TASKS, get_task
@@ -36,6 +37,7 @@ PAPER_KIND = "paper"
 DIAGNOSTIC_KIND = "diagnostic"
 KNOWN_KINDS: tuple[str, ...] = (PAPER_KIND, "fine-tune", "zero-shot", "baseline", DIAGNOSTIC_KIND)
 AUTOMATIC, HUMAN = "automatic", "human"
+MODE_NAMES = {"generate": "generation", "loglik": "log-likelihood"}
 _PARAMS_BY_HUB_ID = {m.hub_id: m.params_millions for m in PAPER_MODELS}
 
 
@@ -54,10 +56,13 @@ class LeaderboardRow:
     metrics: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # every metric, per task
     automatic_metrics: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     flags: tuple[PaperFlag, ...] = ()
+    modes: tuple[str, ...] = ()  # how a language model answered: generate, loglik (none for other kinds)
 
     @property
     def kind(self) -> str:
-        return " + ".join(self.kinds)
+        """The kinds, and for language-model runs the mode, so that the two modes are never shown unmarked."""
+        kind = " + ".join(self.kinds)
+        return f"{kind} · {' + '.join(MODE_NAMES.get(m, m) for m in self.modes)}" if self.modes else kind
 
     @property
     def is_diagnostic(self) -> bool:
@@ -136,6 +141,7 @@ class _Run:
     base_model: str | None
     created: str
     path: Path
+    mode: str | None = None
 
 
 def _parse_run(path: Path, data: Mapping[str, Any]) -> _Run:
@@ -143,17 +149,18 @@ def _parse_run(path: Path, data: Mapping[str, Any]) -> _Run:
     task = get_task(str(data.get("task"))).name
     metrics = data.get("metrics")
     if not isinstance(metrics, Mapping) or not metrics:
-        raise ValueError("its `metrics` is not a mapping of metric names to numbers")
+        raise NlueError("its `metrics` is not a mapping of metric names to numbers")
     numbers: dict[str, float] = {}
     for name, value in metrics.items():
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"metric {name!r} is {value!r}, not a number")
+            raise NlueError(f"metric {name!r} is {value!r}, not a number")
         numbers[str(name)] = float(value)
     score = primary_score(task, numbers)
     primary = TASKS[task].primary_metric
     low, high = numbers.get(f"{primary}_ci_low"), numbers.get(f"{primary}_ci_high")
     interval = (low, high) if low is not None and high is not None and math.isfinite(low + high) else None
     dataset = data.get("dataset") if isinstance(data.get("dataset"), Mapping) else {}
+    params = data.get("hyperparameters") if isinstance(data.get("hyperparameters"), Mapping) else {}
     return _Run(
         task=task,
         kind=str(data.get("kind") or "unknown"),
@@ -166,6 +173,7 @@ def _parse_run(path: Path, data: Mapping[str, Any]) -> _Run:
         base_model=str(data["base_model"]) if data.get("base_model") else None,
         created=str(data.get("created") or ""),
         path=path,
+        mode=str(params["mode"]) if params.get("mode") else None,
     )
 
 
@@ -190,6 +198,7 @@ def _row_from_runs(model: str, runs: Sequence[_Run]) -> LeaderboardRow:
         automatic_scores={r.task: r.score for r in automatic},
         metrics={r.task: dict(r.metrics) for r in judged},
         automatic_metrics={r.task: dict(r.metrics) for r in automatic},
+        modes=tuple(sorted({r.mode for r in chosen if r.mode})),
     )
 
 
@@ -287,7 +296,7 @@ def sort_rows(rows: Iterable[LeaderboardRow], by: str = cols.NLUE_SCORE.name, de
             return row.params_millions
         if column is not None:
             return _column_value(row, column)
-        raise ValueError(f"cannot sort by {by!r}; choose one of {', '.join(cols.SORT_CHOICES)}")
+        raise NlueError(f"cannot sort by {by!r}; choose one of {', '.join(cols.SORT_CHOICES)}")
 
     present = [r for r in rows if value(r) is not None]
     absent = [r for r in rows if value(r) is None]

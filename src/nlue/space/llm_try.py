@@ -70,12 +70,14 @@ class LlmTry:
         self._lock = threading.Lock()
 
     def model(self, name: str) -> Any:
-        from nlue.lm.local import LocalCausalLM
+        from nlue.lm.factory import load_model
+        from nlue.lm.spec import ModelSpec
 
         entry = self.catalog.require(name, "causal-lm")
         with self._lock:  # one load at a time; the least recently used model is dropped
             if entry.name not in self._models:
-                self._models[entry.name] = LocalCausalLM(entry.source, batch_size=1, show_progress=False)
+                spec = ModelSpec(entry.source, backend="transformers", batch_size=1, show_progress=False)
+                self._models[entry.name] = load_model(spec)
                 while len(self._models) > LOADED_MODELS:
                     self._models.popitem(last=False)
             self._models.move_to_end(entry.name)

@@ -18,6 +18,8 @@ from typing import Any
 
 import datasets
 
+from nlue.errors import NlueError
+
 CellKind = str  # "number" (int or float columns), "str", or "json" (lists, or mixed forms such as GMET references)
 
 
@@ -59,12 +61,12 @@ def _read_cell(cell: Any, kind: CellKind, name: str, row_number: int) -> Any:
         try:
             value = float(cell)
         except (TypeError, ValueError):
-            raise ValueError(f"row {row_number}, column {name!r}: {cell!r} is not a number") from None
+            raise NlueError(f"row {row_number}, column {name!r}: {cell!r} is not a number") from None
         return int(value) if value.is_integer() else value
     try:
         return json.loads(cell) if isinstance(cell, str) else cell
     except json.JSONDecodeError:
-        raise ValueError(
+        raise NlueError(
             f'row {row_number}, column {name!r}: {cell!r} is not JSON; write a list as ["a", "b"] or a number as 1'
         ) from None
 

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from nlue.checkpoints import ADAPTER_CONFIG, is_adapter_folder
 from nlue.errors import NlueError
+from nlue.lm.checkpoints import ADAPTER_CONFIG, is_adapter_folder
 from nlue.registry.kinds.base import named_labels
 from nlue.registry.kinds.regression import HF_PROBLEM_TYPE
 from nlue.registry.tasks import TASKS, TRAINABLE_TASKS, TaskSpec, get_task

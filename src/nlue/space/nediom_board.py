@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from nlue.errors import NlueError
 from nlue.registry.kinds.idiomaticity import VARIANTS, IdiomaticityKind
 from nlue.registry.nediom import TABLE3, TABLE3_SETTINGS
 from nlue.results import read_results
@@ -45,14 +46,14 @@ def _column(variant: Mapping[str, Any]) -> str:
     number = int(variant["number"])
     match = [name for name in VARIANT_COLUMNS if name.startswith(f"v{number} ")]
     if not match:
-        raise ValueError(f"variant number {number} is not one of the 8")
+        raise NlueError(f"variant number {number} is not one of the 8")
     return match[0]
 
 
 def _cell(metrics: Mapping[str, Any]) -> str:
     value = metrics.get("macro_f1")
     if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
-        raise ValueError("its metrics have no macro_f1")
+        raise NlueError("its metrics have no macro_f1")
     sd = metrics.get("macro_f1_sd")
     return f"{value:.2f} ± {sd:.2f}" if isinstance(sd, int | float) and math.isfinite(sd) else f"{value:.2f}"
 
@@ -83,7 +84,9 @@ def result_rows(results_dir: Path) -> TableBoard:
             continue
         try:
             details = data.get("details") if isinstance(data.get("details"), Mapping) else {}
-            setting = str(details["setting"])
+            params = data.get("hyperparameters") if isinstance(data.get("hyperparameters"), Mapping) else {}
+            # a zero-shot run by generation is another number than by log-likelihood: a row of its own, marked
+            setting = str(details["setting"]) + (" · generation" if params.get("mode") == "generate" else "")
             column = _column(details["variant"])
             cell = _cell(data.get("metrics") or {})
         except (KeyError, TypeError, ValueError) as exc:

@@ -86,8 +86,8 @@ def add_space_arguments(parser: argparse.ArgumentParser) -> None:
         "--results",
         dest="results",
         type=Path,
-        help=f"results folder, as the other commands' --results-dir (default: $NLUE_SPACE_RESULTS or "
-        f"{DEFAULT_RESULTS})",
+        help=f"results folder, as the other commands' --results-dir (default: $NLUE_SPACE_RESULTS, else "
+        f"$NLUE_RESULTS_DIR, else {DEFAULT_RESULTS}: where every command writes its results)",
     )
     parser.add_argument(
         "--dataset", help="dataset for the data browser, Hub id or folder (default: $NLUE_SPACE_DATASET or the sample)"

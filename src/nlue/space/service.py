@@ -18,8 +18,10 @@ import anyio
 import pandas as pd
 from matplotlib.figure import Figure
 
-from nlue.checkpoints import load_classifier, load_masked_lm
 from nlue.errors import NlueError
+from nlue.lm.backends import CLASSIFIER, WORD_PREDICTOR
+from nlue.lm.factory import load_model
+from nlue.lm.spec import ModelSpec
 from nlue.registry.spec import TaskSpec
 from nlue.registry.tasks import TASKS, get_task
 from nlue.space import columns as cols
@@ -118,9 +120,11 @@ class SpaceService:
             # "cannot import name ..." in one of them, so a load waits for the warm-up's imports to finish.
             self._warming.join()
         logger.info("loading %s %s from %s", entry.kind, entry.name, entry.source)
-        if entry.kind == "masked-lm":
-            return load_masked_lm(entry.source)
-        return load_classifier(entry.source, trust_remote_code=False)
+        if entry.kind == "masked-lm":  # the GMET tab's word predictor, which holds the model and its tokenizer
+            spec = ModelSpec(entry.source, backend="fill-mask", show_progress=False)
+            predictor = load_model(spec, WORD_PREDICTOR, device="auto", answer_candidates=False)
+            return predictor, predictor.tokenizer
+        return load_model(ModelSpec(entry.source), CLASSIFIER, trust_remote_code=False)
 
     def _get_model(self, entry: ModelEntry) -> LoadedModel:
         try:

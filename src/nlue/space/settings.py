@@ -31,9 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nlue.errors import NlueError
+from nlue.results import DEFAULT_RESULTS as DEFAULT_RESULTS_DIR
+from nlue.results import default_results_dir
 
 DEFAULT_MODELS = Path("build/models")
-DEFAULT_RESULTS = Path("build/results")
+DEFAULT_RESULTS = DEFAULT_RESULTS_DIR  # where every command writes results by default ($NLUE_RESULTS_DIR first)
 
 ENV_MODELS = "NLUE_SPACE_MODELS"
 ENV_RESULTS = "NLUE_SPACE_RESULTS"
@@ -121,7 +123,7 @@ class SpaceSettings:
         results_dir: str | Path | None = None,
         dataset: str | None = None,
         default_models: str | Path = DEFAULT_MODELS,
-        default_results: str | Path = DEFAULT_RESULTS,
+        default_results: str | Path | None = None,
         machine: Machine | None = None,
     ) -> SpaceSettings:
         """Explicit arguments first, then the ``NLUE_SPACE_*`` variables, then defaults sized for ``machine``."""
@@ -130,7 +132,7 @@ class SpaceSettings:
         batch = _int_env(ENV_MAX_BATCH, machine.batch_size())
         return cls(
             models=Path(models or env.get(ENV_MODELS) or default_models),
-            results_dir=Path(results_dir or env.get(ENV_RESULTS) or default_results),
+            results_dir=Path(results_dir or env.get(ENV_RESULTS) or default_results or default_results_dir()),
             dataset=dataset or env.get(ENV_DATASET) or None,
             max_chars=_int_env(ENV_MAX_CHARS, cls.max_chars),
             model_concurrency=_int_env(ENV_CONCURRENCY, machine.model_concurrency()),

@@ -93,8 +93,8 @@ class RecipeArguments:
     results_dir: str | None = field(
         default=None,
         metadata={
-            "help": "Folder that receives the results JSON for the leaderboard (default: a results folder "
-            "beside --output_dir)."
+            "help": "Folder that receives the results JSON for the leaderboard (default: $NLUE_RESULTS_DIR, "
+            "else build/results, the folder `nlue space` reads)."
         },
     )
     results_name: str | None = field(
@@ -144,7 +144,7 @@ class NlueTrainingArguments(TrainingArguments):
 EPILOG = (
     "Every option takes both spellings (--output_dir or --output-dir). -v/--verbose and -q/--quiet set the "
     "logging. Test metrics go to <output_dir>/nlue_results.json, and a copy to --results_dir (default: a "
-    "results folder beside --output_dir). Exit codes: 0 done, 2 bad input, 1 a system failure, 130 interrupted."
+    "$NLUE_RESULTS_DIR, else build/results). Exit codes: 0 done, 2 bad input, 1 a system failure, 130 interrupted."
 )
 
 

@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nlue.checkpoints import is_checkpoint
 from nlue.data.access import dataset_description, load_task
 from nlue.errors import NlueError
+from nlue.lm.checkpoints import is_checkpoint
 from nlue.registry.tasks import TASK_NAMES, TaskSpec, get_task
-from nlue.results import RunResult, model_slug, write_result
+from nlue.results import RunResult, default_results_dir, model_slug, write_result
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +44,10 @@ def evaluate_task(
 ) -> RunResult:
     from transformers import AutoConfig
 
-    from nlue.checkpoints import is_adapter_folder, load_classifier
+    from nlue.lm.backends import CLASSIFIER
+    from nlue.lm.checkpoints import is_adapter_folder
+    from nlue.lm.factory import load_model
+    from nlue.lm.spec import ModelSpec
     from nlue.scoring import score_task
     from nlue.training.modeling import check_label_mapping, has_task_labels
     from nlue.training.predict import logits_to_predictions, predict_logits
@@ -58,7 +61,7 @@ def evaluate_task(
     if split not in data:
         raise NlueError(f"dataset has no {split!r} split for {task.name}; it has {', '.join(data)}")
     rows = data[split]
-    model, tokenizer = load_classifier(checkpoint)
+    model, tokenizer = load_model(ModelSpec(str(checkpoint)), CLASSIFIER)
     started = time.perf_counter()
     logits = predict_logits(model, tokenizer, task, list(rows), batch_size=batch_size, show_progress=show_progress)
     seconds = time.perf_counter() - started
@@ -82,7 +85,7 @@ def run_evaluation(
     tasks: list[str],
     dataset: str | None = None,
     split: str = "test",
-    results_dir: Path = Path("results"),
+    results_dir: Path | None = None,
     batch_size: int = 64,
     bootstrap_resamples: int = 1000,
     seed: int = 42,
@@ -92,6 +95,8 @@ def run_evaluation(
 ) -> dict[str, Any]:
     """Score ``model`` on ``tasks``; write one results file per task; return the NLUE score summary."""
     from nlue.scoring import nlue_score
+
+    results_dir = Path(results_dir) if results_dir is not None else default_results_dir()
 
     if bootstrap_resamples < 0:
         raise NlueError(f"--bootstrap-resamples must be 0 (no intervals) or more, got {bootstrap_resamples}")

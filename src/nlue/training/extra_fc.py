@@ -2,7 +2,7 @@
 
 ``Linear(d, d)`` → activation → dropout, newly initialised, on the input of the layer
 that outputs the logits. It is recorded in the config (``nlue_extra_fc``), so
-:func:`nlue.checkpoints.load_sequence_classifier` rebuilds it and loads its saved weights;
+:func:`nlue.lm.checkpoints.load_sequence_classifier` rebuilds it and loads its saved weights;
 a plain ``AutoModelForSequenceClassification.from_pretrained`` would drop them.
 """
 
@@ -13,7 +13,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from nlue.training.families import ModelLayout, model_layout
+from nlue.errors import NlueError
+from nlue.lm.families import ModelLayout, model_layout
 
 EXTRA_FC_NAME = "extra_fc"
 """Attribute of the logits layer that holds the extra fully connected layer."""
@@ -85,7 +86,7 @@ def add_extra_fc(
     if isinstance(logits, LinearWithExtraFC):
         return logits.extra_fc
     if not isinstance(logits, nn.Linear):
-        raise ValueError(f"expected a Linear logits layer at {layout.logits!r}, got {type(logits).__name__}")
+        raise NlueError(f"expected a Linear logits layer at {layout.logits!r}, got {type(logits).__name__}")
     config = model.config
     dropout = _default_dropout(config) if dropout is None else dropout
     extra = ExtraFC(logits.in_features, activation, dropout)

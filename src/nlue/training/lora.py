@@ -53,7 +53,7 @@ def wrap_with_lora(model: Any, lora_args: LoraArguments) -> Any:
     """Return a peft model whose adapters and classification head train; the rest is frozen."""
     from peft import LoraConfig, TaskType, get_peft_model
 
-    from nlue.training.families import model_layout
+    from nlue.lm.families import model_layout
 
     config = LoraConfig(
         task_type=TaskType.SEQ_CLS,

@@ -7,7 +7,7 @@ each batch pads only to its own longest item; each batch is cut from the token a
 indexing (no per-batch tokenisation, no Python work per token), run under
 ``torch.inference_mode`` (bf16 autocast on CUDA), and its rows are put back in the
 original order. Shared by `nlue evaluate`, the search's fold scoring and the Space (which
-load their models with :mod:`nlue.checkpoints`).
+load their models with :mod:`nlue.lm.checkpoints`).
 
 :func:`quantize_dynamic_int8` is an optional CPU speed-up (int8 Linear layers); it is
 never applied unless asked for, since it changes the logits.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nlue.training.families import FAMILIES
+from nlue.lm.families import FAMILIES
 from nlue.training.presets import PRESETS, PresetSpec
 
 

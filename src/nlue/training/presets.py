@@ -51,8 +51,9 @@ from typing import Any
 
 from torch import nn
 
+from nlue.errors import NlueError
+from nlue.lm.families import EMBEDDINGS, HEAD, model_layout
 from nlue.training.extra_fc import add_extra_fc, has_extra_fc
-from nlue.training.families import EMBEDDINGS, HEAD, model_layout
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +107,7 @@ def get_preset(preset: str) -> PresetSpec:
     """The spec of ``preset`` (case-insensitive); ValueError listing I..VIII for an unknown name."""
     spec = PRESETS.get(str(preset).strip().upper())
     if spec is None:
-        raise ValueError(f"unknown preset {preset!r}: choose one of {', '.join(PRESETS)}")
+        raise NlueError(f"unknown preset {preset!r}: choose one of {', '.join(PRESETS)}")
     return spec
 
 
@@ -172,7 +173,7 @@ def apply_preset(
     if extra_fc:
         add_extra_fc(model, layout, extra_fc_activation, extra_fc_dropout)
     elif has_extra_fc(model, layout):
-        raise ValueError(
+        raise NlueError(
             f"this model already has the extra FC layer (nlue_extra_fc in its config): train it with extra_fc "
             f"(--extra_fc) to keep it, or start from a checkpoint without it (preset {spec.name})"
         )
@@ -206,7 +207,7 @@ def apply_preset(
 def __getattr__(name: str) -> Any:
     # Names that moved out of this module keep working for old imports.
     if name == "load_sequence_classifier":
-        from nlue.checkpoints import load_sequence_classifier
+        from nlue.lm.checkpoints import load_sequence_classifier
 
         return load_sequence_classifier
     raise AttributeError(f"module 'nlue.training.presets' has no attribute {name!r}")

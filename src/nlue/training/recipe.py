@@ -167,7 +167,7 @@ def prepare_model(model_args: ModelArguments, lora_args: LoraArguments, task: Ta
     """A fresh classifier for ``task`` with the chosen parameters trainable, and a line saying which."""
     from transformers import AutoConfig
 
-    from nlue.checkpoints import load_sequence_classifier
+    from nlue.lm.checkpoints import load_sequence_classifier
     from nlue.training.lora import wrap_with_lora
     from nlue.training.presets import apply_preset
 

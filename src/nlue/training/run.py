@@ -103,7 +103,7 @@ def resolve_run(
     if push and not hub_model_id:
         raise NlueError("--push_to_hub needs --hub_model_id owner/name")
     output_dir = Path(training_args.output_dir or default_output_dir(model_args.model_name_or_path, task))
-    results_dir = Path(recipe_args.results_dir) if recipe_args.results_dir else default_results_dir(output_dir)
+    results_dir = Path(recipe_args.results_dir) if recipe_args.results_dir else default_results_dir()
     # The Trainer would contact the Hub at start-up when push_to_hub is set: we push ourselves, at the end.
     training_args = dataclasses.replace(
         training_args, output_dir=str(output_dir), push_to_hub=False, **resolve_precision(recipe_args.precision)

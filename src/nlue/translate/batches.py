@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from nlue.errors import NlueError
 from nlue.registry.spec import TaskSpec
 from nlue.translate.readers import SourceRow
 
@@ -127,7 +128,7 @@ def make_batches(
     ``review_rounds`` names the batches review sent back (and how often): they are asked afresh.
     """
     if batch_size < 1:
-        raise ValueError(f"batch size must be at least 1, got {batch_size}")
+        raise NlueError(f"batch size must be at least 1, got {batch_size}")
     if not rows:
         return []
     strata = task.kind.strata(task, np.asarray([row.label for row in rows]))

@@ -18,13 +18,16 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from nlue.cli_support import (
     add_logging_options,
     run_with_parser,
 )
 from nlue.errors import NlueError
+from nlue.lm.backends import LANGUAGE_MODEL, TRANSLATOR
 from nlue.lm.journal import Journal
+from nlue.lm.options import add_model_options, model_spec_from_args
 from nlue.registry.tasks import TASKS, get_task
 from nlue.registry.translation_sources import TRANSLATION_SOURCES
 from nlue.translate.batches import DEFAULT_BATCH_SIZE, DEFAULT_RETRIES
@@ -49,10 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--split", help="the split it holds (default: from the file name: train, dev/val, test)")
     parser.add_argument("--format", help="the source format's name, when the file fits several (default: detected)")
     parser.add_argument("--out", type=Path, required=True, help="source folder for `nlue build --source`")
-    backend = parser.add_argument_group("backend: an OpenAI-compatible server, or a local translation model")
-    backend.add_argument("--endpoint", help="base URL of an OpenAI-compatible server, e.g. http://host:8000/v1")
-    backend.add_argument("--model", help="the model name the server knows")
-    backend.add_argument("--mt-model", help="a local sequence-to-sequence translation checkpoint (folder or Hub id)")
+    add_model_options(
+        parser, roles=(LANGUAGE_MODEL, TRANSLATOR), required=False, timeout=300.0, journal=False, prices=True,
+        model_help="with --endpoint: the model name the server knows", batch_flag="--mt-batch-size", batch_size=16,
+    )  # fmt: skip
+    parser.add_argument("--mt-model", help="a local sequence-to-sequence translation checkpoint (folder or Hub id)")
     batching = parser.add_argument_group("batching")
     batching.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="rows per request (%(default)s)")
     batching.add_argument("--retries", type=int, default=DEFAULT_RETRIES,
@@ -61,42 +65,33 @@ def build_parser() -> argparse.ArgumentParser:
     batching.add_argument("--min-devanagari", type=float, default=DEFAULT_MIN_DEVANAGARI,
                           help="least share of Devanagari letters in a translated row (%(default)s; 0: keep rows "
                           "left in Latin letters; other scripts are always rejected)")  # fmt: skip
-    http = parser.add_argument_group("server options")
-    http.add_argument("--concurrency", type=int, default=10, help="requests at a time (%(default)s)")
-    http.add_argument("--timeout", type=float, default=300.0, help="seconds per request (%(default)s)")
-    http.add_argument("--max-retries", type=int, default=5, help="tries again of a failed request (%(default)s)")
-    http.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the API key (%(default)s)")
+    http = parser.add_argument_group("answer size (a server)")
     http.add_argument("--tokens-per-row", type=int, default=DEFAULT_TOKENS_PER_ROW, help="answer tokens per row")
     http.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS, help="answer token cap")
-    http.add_argument("--prompt-price-per-1k", type=float, help="price of 1,000 prompt tokens, for the cost estimate")
-    http.add_argument("--completion-price-per-1k", type=float, help="price of 1,000 answer tokens")
-    mt = parser.add_argument_group("local model options")
-    mt.add_argument("--mt-batch-size", type=int, default=16, help="texts per forward pass (%(default)s)")
+    mt = parser.add_argument_group("local translation model (--mt-model)")
     mt.add_argument("--mt-max-new-tokens", type=int, default=256, help="tokens per translation (%(default)s)")
     mt.add_argument("--src-lang", help="source language code of a multilingual model (NLLB: eng_Latn)")
     mt.add_argument("--tgt-lang", help="target language token of a multilingual model (NLLB: npi_Deva, M2M: __ne__)")
-    mt.add_argument("--device", help="cuda, cpu, ... (default: cuda when available)")
     add_logging_options(parser, quiet_help="no progress bars; warnings and errors only")
     return parser
 
 
-def _translator(args: argparse.Namespace, journal: Journal, quiet: bool):
-    if args.mt_model:
-        from nlue.translate.mt import Seq2SeqTranslator
+def _translator(args: argparse.Namespace, journal: Journal) -> Any:
+    from nlue.lm.backends import TRANSLATOR
+    from nlue.lm.factory import load_model, require
 
-        return Seq2SeqTranslator(
-            args.mt_model, journal, batch_size=args.mt_batch_size, max_new_tokens=args.mt_max_new_tokens,
-            src_lang=args.src_lang, tgt_lang=args.tgt_lang, device=args.device, show_progress=not quiet,
+    if args.mt_model:
+        from nlue.translate.mt import MtTranslator
+
+        spec = model_spec_from_args(
+            args, journal=journal, model=args.mt_model, max_new_tokens=args.mt_max_new_tokens, src_lang=args.src_lang,
+            tgt_lang=args.tgt_lang,
         )  # fmt: skip
-    from nlue.lm.http import OpenAICompatibleLM
+        return MtTranslator(load_model(spec, TRANSLATOR))
     from nlue.translate.engine import EngineTranslator
 
-    lm = OpenAICompatibleLM(
-        args.model, args.endpoint, api_key_env=args.api_key_env, concurrency=args.concurrency,
-        timeout=args.timeout, max_retries=args.max_retries, failed_generations="return",
-        prompt_price_per_1k=args.prompt_price_per_1k, completion_price_per_1k=args.completion_price_per_1k,
-        journal=journal, show_progress=not quiet,
-    )  # fmt: skip
+    lm = load_model(model_spec_from_args(args, journal=journal))
+    require(lm, "generate", "translation")
     return EngineTranslator(lm, tokens_per_row=args.tokens_per_row, max_new_tokens=args.max_new_tokens)
 
 
@@ -116,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     choose_format(task, args.source, args.format)  # a file that is no source of the task fails before a model loads
     paths = run_paths(args.out, task, split)
     with Journal(paths.journal) as journal:
-        translator = _translator(args, journal, getattr(args, "quiet", False))
+        translator = _translator(args, journal)
         report = run_translation(
             task, args.source, paths, translator, format_name=args.format,
             batch_size=args.batch_size, retries=args.retries, limit=args.limit, min_devanagari=args.min_devanagari,

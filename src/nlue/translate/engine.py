@@ -58,7 +58,7 @@ class EngineTranslator:
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     ) -> None:
         if tokens_per_row < 1 or max_new_tokens < 1:
-            raise ValueError(f"token caps must be positive, got {tokens_per_row} and {max_new_tokens}")
+            raise NlueError(f"token caps must be positive, got {tokens_per_row} and {max_new_tokens}")
         self.lm = lm
         self.tokens_per_row = tokens_per_row
         self.max_new_tokens = max_new_tokens
@@ -69,7 +69,7 @@ class EngineTranslator:
         return self.lm.name
 
     def describe(self) -> dict[str, Any]:
-        model = self.lm.describe()
+        model = self.lm.describe().to_dict()
         return {
             "backend": "engine",
             "name": self.name,

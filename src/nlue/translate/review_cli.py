@@ -12,12 +12,15 @@ import argparse
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from nlue.cli_support import (
     add_logging_options,
     run_with_parser,
 )
 from nlue.errors import NlueError
+from nlue.lm.backends import LANGUAGE_MODEL, TRANSLATOR
+from nlue.lm.options import add_model_options, model_spec_from_args
 from nlue.registry.tasks import TASKS, get_task
 from nlue.registry.translation_sources import TRANSLATION_SOURCES
 from nlue.translate.backtranslate import DEFAULT_MIN_ROWS, DEFAULT_SHARE, backtranslate
@@ -61,33 +64,26 @@ def build_parser() -> argparse.ArgumentParser:
     back.add_argument("--mt-model", help="a local Nepali-to-English translation checkpoint")
     back.add_argument("--src-lang", help="its source language code (NLLB: npi_Deva)")
     back.add_argument("--tgt-lang", help="its target language token (NLLB: eng_Latn, M2M: __en__)")
-    back.add_argument("--device", help="cuda, cpu, ... (default: cuda when available)")
-    back.add_argument("--endpoint", help="or an OpenAI-compatible server's base URL")
-    back.add_argument("--model", help="the model name the server knows")
-    back.add_argument("--api-key-env", default="OPENAI_API_KEY")
-    back.add_argument("--concurrency", type=int, default=10)
+    add_model_options(back, roles=(LANGUAGE_MODEL, TRANSLATOR), required=False, journal=False,
+                      model_help="with --endpoint: the model name the server knows")  # fmt: skip
     return parser
 
 
-def _backtranslator(args: argparse.Namespace, folder: Path, quiet: bool):
+def _backtranslator(args: argparse.Namespace, folder: Path) -> tuple[Any, str, Any]:
+    from nlue.lm.backends import TRANSLATOR
+    from nlue.lm.factory import load_model, require
     from nlue.lm.journal import Journal
 
     journal = Journal(folder / "journal.jsonl")
     if args.mt_model:
-        from nlue.translate.mt import Seq2SeqTranslator
-
-        mt = Seq2SeqTranslator(
-            args.mt_model, journal, src_lang=args.src_lang, tgt_lang=args.tgt_lang, device=args.device,
-            show_progress=not quiet,
-        )  # fmt: skip
+        spec = model_spec_from_args(args, journal=journal, model=args.mt_model, src_lang=args.src_lang,
+                                    tgt_lang=args.tgt_lang)  # fmt: skip
+        mt = load_model(spec, TRANSLATOR)
         return mt.translate_texts, mt.name, journal
-    from nlue.lm.http import OpenAICompatibleLM
     from nlue.translate.backtranslate import engine_back_translator
 
-    lm = OpenAICompatibleLM(
-        args.model, args.endpoint, api_key_env=args.api_key_env, concurrency=args.concurrency,
-        failed_generations="return", journal=journal, show_progress=not quiet,
-    )  # fmt: skip
+    lm = load_model(model_spec_from_args(args, journal=journal))
+    require(lm, "generate", "back-translation")
     return engine_back_translator(lm), lm.name, journal
 
 
@@ -110,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if bool(args.mt_model) == bool(args.endpoint or args.model) or (args.endpoint and not args.model):
         raise NlueError("give either --mt-model (a local model) or --endpoint and --model (a server)")
     folder = backtranslation_dir(work)
-    translate, system, journal = _backtranslator(args, folder, getattr(args, "quiet", False))
+    translate, system, journal = _backtranslator(args, folder)
     with journal:
         report = backtranslate(task, output, work, translate, system, args.share, args.min_rows, args.seed)
     print(json.dumps({"system": system, **report["scores"]}, ensure_ascii=False))

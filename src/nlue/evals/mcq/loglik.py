@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from nlue.errors import NlueError
 from nlue.evals.mcq.parse import ParseResult
 from nlue.evals.mcq.prompts import SEED, draw_demonstrations, item_body, system_prompt
 from nlue.lm.base import LanguageModel, LoglikelihoodRequest
@@ -45,7 +46,7 @@ NORMALISATIONS: tuple[str, ...] = ("chars", "bytes")
 
 def _check_mode(choices: str) -> None:
     if choices not in CHOICE_MODES:
-        raise ValueError(f"choices must be one of {', '.join(CHOICE_MODES)}, got {choices!r}")
+        raise NlueError(f"choices must be one of {', '.join(CHOICE_MODES)}, got {choices!r}")
 
 
 def option_strings(item: Mapping[str, Any], choices: str) -> tuple[str, ...]:
@@ -95,7 +96,7 @@ class OptionScores:
         if normalisation is None:
             return self.loglikelihoods.argmax(axis=1)
         if normalisation not in NORMALISATIONS:
-            raise ValueError(f"normalisation must be one of {', '.join(NORMALISATIONS)}, got {normalisation!r}")
+            raise NlueError(f"normalisation must be one of {', '.join(NORMALISATIONS)}, got {normalisation!r}")
         sizes = np.array(
             [[len(o) if normalisation == "chars" else len(o.encode("utf-8")) for o in row] for row in self.options],
             dtype=np.float64,

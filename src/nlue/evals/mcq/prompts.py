@@ -45,6 +45,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nlue.errors import NlueError
 from nlue.registry.kinds.mcq_text import KEY_LABEL, TEXT_LABEL, exam_prompt, normalize_mcq_text
 from nlue.registry.kinds.multiple_choice import item_options, key_letter
 from nlue.registry.mcq import MCQ_PROMPTS
@@ -62,7 +63,7 @@ def prompt_spec(language: str) -> PromptSpec:
     try:
         return MCQ_PROMPTS[language]
     except KeyError:
-        raise ValueError(f"no exam prompt in {language!r}; expected one of: {', '.join(MCQ_PROMPTS)}") from None
+        raise NlueError(f"no exam prompt in {language!r}; expected one of: {', '.join(MCQ_PROMPTS)}") from None
 
 
 def system_prompt(language: str) -> str:
@@ -73,7 +74,7 @@ def _values(item: Mapping[str, Any]) -> dict[str, str]:
     """The fields a prompt shows, from a built row (columns A-D) or a source item (an ``options`` object)."""
     missing = [name for name in ("question", "domain", "subdomain", "level") if item.get(name) in (None, "")]
     if missing:
-        raise ValueError(f"item {item.get('id', '?')!r} lacks {', '.join(missing)}, which the prompt shows")
+        raise NlueError(f"item {item.get('id', '?')!r} lacks {', '.join(missing)}, which the prompt shows")
     values = {name: str(item[name]) for name in ("question", "domain", "subdomain", "level")}
     values.update(item_options(item))
     return values
@@ -106,14 +107,14 @@ def draw_demonstrations(
 ) -> list[Mapping[str, Any]]:
     """``shots`` pool items for ``item``, drawn as the module docstring says (never the item itself)."""
     if shots < 0:
-        raise ValueError(f"shots must be 0 or more, got {shots}")
+        raise NlueError(f"shots must be 0 or more, got {shots}")
     if shots == 0:
         return []
     item_id = str(item.get("id") or "\x1f".join(_identity(item)))
     identity = _identity(item)
     candidates = [d for d in pool if str(d.get("id")) != item_id and _identity(d) != identity]
     if len(candidates) < shots:
-        raise ValueError(
+        raise NlueError(
             f"{shots}-shot prompts need {shots} demonstrations; the pool offers {len(candidates)} for item {item_id!r}"
         )
     if shots not in PAPER_SHOTS:

@@ -22,9 +22,12 @@ Decisions (ours, where the paper is silent or its settings do not fit a local ru
   rendered (:func:`without_gold`); the gold is read again only to score.
 * **Chat or plain text.** Chat messages for a model whose tokenizer has a chat template
   and for a server's chat endpoint; plain text otherwise; ``chat=`` overrides.
-* **Decoding.** Greedy (the backends' only mode), the paper's cap of 4,096 new tokens,
-  halved to half the model's window where that is smaller (a local model needs room for
-  the prompt), and one stop sequence: a new line opening the next item's subject line
+* **Decoding.** Greedy (the backends' only mode). New tokens are capped at 256 by default,
+  sized to the two-line answer (a 60-letter option at three tokens per letter, as byte-fallback
+  tokenizers spend on Devanagari and Urdu, plus the key line); the paper's 4,096, which a
+  reasoning model needs for its thinking, is ``max_new_tokens=4096`` (``--max-new-tokens``). A
+  cap over half the model's window is lowered to that (a local model needs room for the
+  prompt). One stop sequence: a new line opening the next item's subject line
   (``\\nSubject:`` in the prompt language), where a base model that has answered starts
   writing the next question. Blank lines are not a stop: the parser drops them, and an
   answer split by one stays an answer.
@@ -44,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from nlue.errors import NlueError
+from nlue.evals.label_generation import require_answers
 from nlue.evals.mcq import report
 from nlue.evals.mcq.loglik import CHOICE_MODES, score_options
 from nlue.evals.mcq.parse import INVALID_CATEGORIES, parse_item_output
@@ -56,7 +60,8 @@ from nlue.registry.tasks import TASKS, TaskSpec, get_task
 
 logger = logging.getLogger(__name__)
 
-PAPER_MAX_NEW_TOKENS = 4096
+PAPER_MAX_NEW_TOKENS = 4096  # the paper's, for reasoning models (--max-new-tokens 4096)
+ANSWER_TOKENS = 256  # the default: the two-line answer (module docstring)
 MODES: tuple[str, ...] = ("generate", "loglik")
 PROMPT_LANGUAGES: tuple[str, ...] = ("en", "native")
 ENGLISH = "en"
@@ -92,7 +97,7 @@ def model_base_name(model: LanguageModel) -> str:
     """The model's folder name or id, as a folder name (``org/model`` -> ``org__model``)."""
     from nlue.results import model_slug
 
-    return model_slug(str(model.describe().get("model") or model.name))
+    return model_slug(str(model.describe().model or model.name))
 
 
 def load_exam(
@@ -132,10 +137,7 @@ def without_gold(item: Mapping[str, Any], task: TaskSpec) -> dict[str, Any]:
 
 def uses_chat(model: LanguageModel) -> bool:
     """Chat messages for a server's chat endpoint and for a tokenizer with a chat template."""
-    described = model.describe()
-    if "generation_endpoint" in described:
-        return described["generation_endpoint"] == "chat"
-    return bool(described.get("chat_template"))
+    return model.describe().chat
 
 
 def stop_sequences(language: str) -> tuple[str, ...]:
@@ -144,13 +146,13 @@ def stop_sequences(language: str) -> tuple[str, ...]:
 
 
 def generation_cap(model: LanguageModel, requested: int | None) -> int:
-    cap = requested or PAPER_MAX_NEW_TOKENS
+    """The new-token cap: ``requested``, else the two-line answer's :data:`ANSWER_TOKENS`; at most half the window."""
+    cap = requested or ANSWER_TOKENS
     if cap < 1:
         raise NlueError(f"--max-new-tokens must be at least 1, got {cap}")
-    window = model.describe().get("max_length")
-    if requested is None and isinstance(window, int) and cap > window // 2:
-        logger.warning("the model's window is %d tokens: new tokens capped at %d, not the paper's %d",
-                       window, window // 2, cap)  # fmt: skip
+    window = model.describe().max_length
+    if isinstance(window, int) and cap > window // 2:
+        logger.warning("the model's window is %d tokens: new tokens capped at %d, not %d", window, window // 2, cap)
         cap = window // 2
     return cap
 
@@ -198,6 +200,7 @@ def _generate(model, task, items, language, shots, pool, chat, cap, seed):
     prompts = item_prompts(items, task, language, shots, pool, chat, seed)
     stop = stop_sequences(language)
     outputs = model.generate([generation_request(p, stop, cap) for p in prompts])
+    require_answers(outputs, task.name)
     exam_language = exam_of(task).language
     strict, lenient, answers = [], [], []
     for item, output in zip(items, outputs, strict=True):
@@ -262,7 +265,7 @@ def run_mcq(
     task: str | TaskSpec,
     prompt_language: str = "en",
     shots: int = 0,
-    results_dir: str | Path = "results",
+    results_dir: str | Path | None = None,
     name: str | None = None,
     *,
     mode: str = "generate",
@@ -275,6 +278,9 @@ def run_mcq(
     chart: bool = True,
 ) -> McqRun:
     """Run ``model`` on the exam ``task`` of ``dataset`` and write every file (module docstring)."""
+    from nlue.results import default_results_dir
+
+    results_dir = Path(results_dir) if results_dir is not None else default_results_dir()
     from nlue.data.access import dataset_description
     from nlue.evals.nlue_llm import llm_kind
     from nlue.results import RunResult, write_result
@@ -331,7 +337,7 @@ def run_mcq(
         kind=llm_kind(shots),
         metrics=_metrics(summary, extra),
         dataset=described,
-        hyperparameters={**settings, "backend": model.describe().get("backend"), "model": model.describe()},
+        hyperparameters={**settings, "backend": model.describe().backend, "model": model.describe().to_dict()},
         seed=seed,
         timings={"model_seconds": round(elapsed, 3)},
         details=details,

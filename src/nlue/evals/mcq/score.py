@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nlue.errors import NlueError
 from nlue.evals.mcq.parse import INVALID_CATEGORIES, ParseResult
 from nlue.registry.kinds.multiple_choice import key_letter, multiple_choice_problem
 from nlue.registry.mcq import format_invalid_rate
@@ -65,7 +66,7 @@ def score_answers(
     Intervals (``<metric>_ci_low``/``_ci_high``) are added overall when ``bootstrap_resamples`` is given.
     """
     if len(items) != len(results) or (lenient is not None and len(lenient) != len(items)):
-        raise ValueError(
+        raise NlueError(
             f"got {len(items)} items and {len(results)} parsed answers"
             + (f" ({len(lenient)} lenient)" if lenient is not None else "")
             + "; give one answer per item, in item order"

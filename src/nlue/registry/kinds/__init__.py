@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from nlue.errors import NlueError
 from nlue.registry.kinds.base import (
     CAUSAL_LM_LOGLIKELIHOOD,
     FINE_TUNED_CLASSIFIER,
@@ -51,7 +52,7 @@ def get_kind(name: str) -> TaskKind:
     try:
         return KINDS[name]
     except KeyError:
-        raise ValueError(f"unknown task kind {name!r}; expected one of: {', '.join(KINDS)}") from None
+        raise NlueError(f"unknown task kind {name!r}; expected one of: {', '.join(KINDS)}") from None
 
 
 __all__ = [

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 import datasets
 import numpy as np
 
+from nlue.errors import NlueError
+
 if TYPE_CHECKING:
     from nlue.data.report import SplitReport
     from nlue.registry.spec import TaskSpec
@@ -150,7 +152,7 @@ class TaskKind:
 
     # ---------------------------------------------------------------- model input
     def text_pair(self, task: TaskSpec, example: Mapping[str, Any]) -> tuple[str, str | None]:
-        raise ValueError(f"task {task.name!r} is a {self.name} task; it has no classifier input")
+        raise NlueError(f"task {task.name!r} is a {self.name} task; it has no classifier input")
 
     def batch_text_pairs(
         self, task: TaskSpec, batch: Mapping[str, Sequence[Any]]
@@ -169,11 +171,11 @@ class TaskKind:
         The doc_to_text / doc_to_choice of lm-evaluation-harness: our log-likelihood evaluator
         and the lm-eval export render the same template, so the two score the same strings.
         """
-        raise ValueError(f"task {task.name!r} is a {self.name} task; it is not put to a language model by label")
+        raise NlueError(f"task {task.name!r} is a {self.name} task; it is not put to a language model by label")
 
     def classifier_config(self, task: TaskSpec) -> dict[str, Any]:
         """``num_labels``, ``problem_type``, ``id2label`` and ``label2id`` for a transformers config."""
-        raise ValueError(f"task {task.name!r} is a {self.name} task; it is not fine-tuned as a classifier")
+        raise NlueError(f"task {task.name!r} is a {self.name} task; it is not fine-tuned as a classifier")
 
     def head_mismatch(self, task: TaskSpec, num_labels: int, labels: dict[int, str] | None) -> str | None:
         """Why a classifier head with ``num_labels`` outputs (named ``labels``, or None) cannot serve ``task``.
@@ -206,7 +208,7 @@ class TaskKind:
     def primary_from(self, task: TaskSpec, metrics: Mapping[str, float]) -> float:
         name = task.primary_metric
         if name not in metrics:
-            raise ValueError(
+            raise NlueError(
                 f"results for task {task.name!r} lack its primary metric {name!r}; got: {', '.join(metrics)}"
             )
         return float(metrics[name])

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import datasets
 import numpy as np
 
+from nlue.errors import NlueError
 from nlue.registry.kinds.base import CAUSAL_LM_LOGLIKELIHOOD, FINE_TUNED_CLASSIFIER, TaskKind, joined
 from nlue.scoring.classification import classification_problem
 
@@ -84,7 +85,7 @@ class ClassificationKind(TaskKind):
         prompt = task.prompts.get(language)
         if prompt is None:
             offered = ", ".join(task.prompts) or "none"
-            raise ValueError(f"task {task.name!r} has no {language!r} prompt for language models; it has: {offered}")
+            raise NlueError(f"task {task.name!r} has no {language!r} prompt for language models; it has: {offered}")
         lines = [prompt.instruction, ""]
         lines += [f"{prompt.field_labels[name]}: {{{{ {name} }}}}" for name in task.input_fields]
         lines.append(prompt.answer_cue)
@@ -126,7 +127,7 @@ class ClassificationKind(TaskKind):
 
 def _no_categories(task: TaskSpec, categories: Sequence[str] | None) -> None:
     if categories is not None:
-        raise ValueError(f"categories apply to GMET only; task {task.name!r} takes predictions and references alone")
+        raise NlueError(f"categories apply to GMET only; task {task.name!r} takes predictions and references alone")
 
 
 CLASSIFICATION = ClassificationKind(

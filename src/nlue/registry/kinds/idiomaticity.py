@@ -42,6 +42,7 @@ import datasets
 
 from nlue.data.normalize import normalize_text
 from nlue.data.sources import NotText, source_text
+from nlue.errors import NlueError
 from nlue.idioms.position import MARKER, Span, parse_position
 from nlue.idioms.prefix import prefix_matches
 from nlue.registry.kinds.base import CAUSAL_LM_LOGLIKELIHOOD, CardText, RowRejection
@@ -90,7 +91,7 @@ def get_variant(context: str, with_idiom: bool) -> InputVariant:
     for variant in VARIANTS:
         if variant.context == context and variant.with_idiom == with_idiom:
             return variant
-    raise ValueError(f"unknown context {context!r}; expected one of {', '.join(CONTEXTS)}")
+    raise NlueError(f"unknown context {context!r}; expected one of {', '.join(CONTEXTS)}")
 
 
 def context_text(example: Mapping[str, Any], context: str) -> str:

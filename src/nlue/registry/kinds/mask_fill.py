@@ -19,6 +19,7 @@ import datasets
 import numpy as np
 
 from nlue.data.normalize import normalize_answer, normalize_text
+from nlue.errors import NlueError
 from nlue.registry.kinds.base import MASKED_LM_FILL, RowRejection, TaskKind
 from nlue.registry.kinds.classification import label_key
 from nlue.scoring.gmet import gmet_correctness, gmet_problem
@@ -92,7 +93,7 @@ class MaskFillKind(TaskKind):
             name = normalize_text(target)
             category = name if name in lookup else _by_number(order, name)
             if category is None:
-                raise ValueError(
+                raise NlueError(
                     f"--category-map maps {source!r} to {target!r}, which is not one of the paper's "
                     f"{len(order)} GMET categories; give an English name listed by "
                     f"`nlue tasks --gmet-categories` or its number 1-{len(order)}"
@@ -135,7 +136,7 @@ class MaskFillKind(TaskKind):
         self, task: TaskSpec, predictions: Any, references: Any, categories: Sequence[str] | None
     ) -> tuple[ScoringProblem, tuple[str, ...]]:
         if references is None:
-            raise ValueError("GMET needs references: each item's acceptable answers, or a 0/1 judgment per item")
+            raise NlueError("GMET needs references: each item's acceptable answers, or a 0/1 judgment per item")
         items = list(references)
         is_list = [not isinstance(item, str) and isinstance(item, Sequence | np.ndarray) for item in items]
         if all(is_list):
@@ -143,7 +144,7 @@ class MaskFillKind(TaskKind):
         elif not any(is_list):
             correct = gmet_correctness(list(predictions), None, items)
         else:
-            raise ValueError("GMET references mix answer lists and judgments; use one form for every item")
+            raise NlueError("GMET references mix answer lists and judgments; use one form for every item")
         return gmet_problem(categories, correct)
 
 

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from nlue.data.normalize import normalize_text
+from nlue.errors import NlueError
 from nlue.registry.kinds.base import CardText
 
 LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
@@ -115,7 +116,7 @@ def exam_of(task: Any) -> ExamDeclarations:
     missing = [a for a in ("language", "subjects", "levels", "level_aliases", "subject_aliases", "grade_levels")
                if not hasattr(task, a)]  # fmt: skip
     if missing:
-        raise ValueError(
+        raise NlueError(
             f"task {task.name!r} is a multiple_choice task but does not declare {', '.join(missing)}; "
             "define it with nlue.registry.mcq.ExamSpec"
         )

@@ -46,6 +46,7 @@ import numpy as np
 
 from nlue.data.normalize import normalize_text
 from nlue.data.sources import NotText, source_text
+from nlue.errors import NlueError
 from nlue.registry.kinds.base import CAUSAL_LM_LOGLIKELIHOOD, GENERATION, CardText, RowRejection, TaskKind
 from nlue.registry.kinds.mcq_text import (
     BLANK_NOTE,
@@ -97,7 +98,7 @@ def key_letter(value: Any) -> str:
         return LETTERS[int(value)]
     parsed = parse_key(value)
     if isinstance(parsed, str):
-        raise ValueError(f"correct_key {value!r}: {parsed}")
+        raise NlueError(f"correct_key {value!r}: {parsed}")
     return LETTERS[parsed]
 
 
@@ -249,7 +250,7 @@ def prediction_ids(values: Any, name: str) -> np.ndarray:
         elif isinstance(value, str):
             parsed = parse_key(value)
             if isinstance(parsed, str):
-                raise ValueError(f"{name} position {position}: {value!r}; expected a key A-D, an id 0-3 or -1")
+                raise NlueError(f"{name} position {position}: {value!r}; expected a key A-D, an id 0-3 or -1")
             out.append(parsed)
         else:
             out.append(value)
@@ -310,7 +311,7 @@ class MultipleChoiceKind(TaskKind):
         prompt = task.prompts.get(language)
         if prompt is None:
             offered = ", ".join(task.prompts) or "none"
-            raise ValueError(f"task {task.name!r} has no {language!r} prompt for language models; it has: {offered}")
+            raise NlueError(f"task {task.name!r} has no {language!r} prompt for language models; it has: {offered}")
         fields = {name: f"{{{{ {name} }}}}" for name in ("domain", "subdomain", "level", "question", *LETTERS)}
         return f"{prompt.instruction}\n\n{exam_prompt(prompt.field_labels, fields)}\n{KEY_LABEL}", LETTERS
 
@@ -336,7 +337,7 @@ class MultipleChoiceKind(TaskKind):
         self, task: TaskSpec, predictions: Any, references: Any, categories: Sequence[str] | None
     ) -> tuple[ScoringProblem, tuple[str, ...]]:
         if categories is not None:
-            raise ValueError(f"task {task.name!r} takes predictions and references alone, no categories")
+            raise NlueError(f"task {task.name!r} takes predictions and references alone, no categories")
         return multiple_choice_problem(predictions, references, f"task {task.name!r}"), ()
 
     def score_features(self, task: TaskSpec | None) -> datasets.Features:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import datasets
 import numpy as np
 
+from nlue.errors import NlueError
 from nlue.registry.kinds.base import FINE_TUNED_CLASSIFIER
 from nlue.registry.kinds.classification import ClassificationKind, _no_categories
 from nlue.scoring.regression import regression_problem
@@ -79,7 +80,7 @@ class RegressionKind(ClassificationKind):
         return [float(x) for x in labels]
 
     def llm_template(self, task: TaskSpec, language: str) -> tuple[str, tuple[str, ...]]:
-        raise ValueError(f"task {task.name!r} scores a real number; it is not put to a language model by label")
+        raise NlueError(f"task {task.name!r} scores a real number; it is not put to a language model by label")
 
     def scoring_problem(
         self, task: TaskSpec, predictions: Any, references: Any, categories: Sequence[str] | None
@@ -107,7 +108,7 @@ class RegressionKind(ClassificationKind):
 
 def _range(task: TaskSpec) -> tuple[float, float]:
     if task.score_range is None:
-        raise ValueError(f"regression task {task.name!r} declares no score_range in the registry")
+        raise NlueError(f"regression task {task.name!r} declares no score_range in the registry")
     return task.score_range
 
 

@@ -50,20 +50,20 @@ the right answers?), never a GMET score: `nlue gmet --answer-ranked-diagnostic` 
 its results as such everywhere and keeps them out of the NLUE score.
 
 Layout: the pieces (encoded words, requests, mask and vocabulary classes) are in
-:mod:`nlue.gmet.mlm_pieces`, the batched forward passes in :mod:`nlue.gmet.mlm_passes`,
-the PLL score, pruning and ranking in :mod:`nlue.gmet.mlm_rank`.
+:mod:`nlue.lm.masked.pieces`, the batched forward passes in :mod:`nlue.lm.masked.passes`,
+the PLL score, pruning and ranking in :mod:`nlue.lm.masked.rank`.
 
 Speed: every forward pass a run needs (proposals, greedy steps, PLL factors) is keyed by
 its token ids, de-duplicated across candidates and items, sorted by length and batched;
 only the masked positions go through the vocabulary projection (a forward pre-hook on
 the output embeddings selects them) so large vocabularies cost little, and for BERT-layout
-models only those positions go through the last layer (:mod:`nlue.gmet.mlm_trim`). Each pass keeps
+models only those positions go through the last layer (:mod:`nlue.lm.masked.trim`). Each pass keeps
 its whole log-probability rows for the later rounds of the same items, so that no
 sequence runs twice (a word's pieces are only known once the proposals and greedy steps
 are in, and its factors mostly sit in sequences those rounds ran); items go through in
 chunks sized so that these rows stay within ``row_cache_bytes``. A candidate that still
 needs passes of its own is skipped when its first factor proves it cannot reach the top
-``top_k`` (:mod:`nlue.gmet.mlm_rank`). What is left is the algorithm's own floor: per item,
+``top_k`` (:mod:`nlue.lm.masked.rank`). What is left is the algorithm's own floor: per item,
 the proposals' sequence and the ``n`` sequences of each greedy completion,
 ``1 + 2 + ... + max_pieces`` in all (6 at the default 3), each of them a full pass, since a
 bidirectional encoder shares no computation between sequences that differ in one token.
@@ -77,10 +77,18 @@ from typing import Any
 
 from nlue.data.normalize import normalize_answer
 from nlue.errors import NlueError
-from nlue.gmet.items import GmetItem, ItemPrediction
-from nlue.gmet.mlm_pieces import Ask, Encoded, Key, mask_token_of, pick_device, vocabulary_classes
-from nlue.gmet.mlm_rank import Ranking
-from nlue.gmet.mlm_trim import install
+from nlue.lm.masked.pieces import (
+    Ask,
+    BlankItem,
+    Encoded,
+    ItemPrediction,
+    Key,
+    mask_token_of,
+    pick_device,
+    vocabulary_classes,
+)
+from nlue.lm.masked.rank import Ranking
+from nlue.lm.masked.trim import install
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +126,7 @@ class MaskedLMPredictor(Ranking):
         if not getattr(tokenizer, "is_fast", False):
             raise NlueError(f"{name}: GMET scoring needs a fast tokenizer (character offsets); this one is slow")
         if top_k < 1 or max_pieces < 1 or batch_size < 1:
-            raise ValueError("top_k, max_pieces and batch_size must be at least 1")
+            raise NlueError("top_k, max_pieces and batch_size must be at least 1")
         self.tokenizer = tokenizer
         self.device = pick_device(device)
         self.model = model.to(self.device).eval()
@@ -160,7 +168,7 @@ class MaskedLMPredictor(Ranking):
     @classmethod
     def from_pretrained(cls, name_or_path: str, **kwargs: Any) -> MaskedLMPredictor:
         """Load a fill-mask checkpoint (Hub id or local folder); refuse one without a mask token."""
-        from nlue.checkpoints import load_masked_lm
+        from nlue.lm.checkpoints import load_masked_lm
 
         model, tokenizer = load_masked_lm(name_or_path)
         return cls(model, tokenizer, name_or_path, **kwargs)
@@ -178,7 +186,7 @@ class MaskedLMPredictor(Ranking):
         }
 
     # ------------------------------------------------------------------ encoding
-    def encode(self, items: Sequence[GmetItem], words: Sequence[str]) -> list[Encoded | None]:
+    def encode(self, items: Sequence[BlankItem], words: Sequence[str]) -> list[Encoded | None]:
         """Each item's sentence with its word in place, split into (left, pieces, right) ids."""
         texts = [item.filled(word) for item, word in zip(items, words, strict=True)]
         if not texts:
@@ -203,7 +211,7 @@ class MaskedLMPredictor(Ranking):
             out.append(self._fit(Encoded(tuple(ids[:first]), tuple(ids[first : last + 1]), tuple(ids[last + 1 :]))))
         return out
 
-    def encode_context(self, items: Sequence[GmetItem]) -> list[Encoded | None]:
+    def encode_context(self, items: Sequence[BlankItem]) -> list[Encoded | None]:
         """Each item's context around the blank, from the sentence with the mask token in place.
 
         The pieces are empty; ``left`` ends and ``right`` starts where the word's pieces go.
@@ -250,7 +258,7 @@ class MaskedLMPredictor(Ranking):
         return word
 
     # ------------------------------------------------------------------ prediction
-    def predict(self, items: Sequence[GmetItem]) -> list[ItemPrediction]:
+    def predict(self, items: Sequence[BlankItem]) -> list[ItemPrediction]:
         """Ranked whole-word predictions for every item (one batched pass per round, chunk by chunk)."""
         from tqdm.auto import tqdm
 
@@ -283,7 +291,7 @@ class MaskedLMPredictor(Ranking):
             rows_per_item += 3 * self.max_pieces
         return max(1, self.row_cache_bytes // (rows_per_item * self._vocab_size * 4))
 
-    def _predict_chunk(self, items: Sequence[GmetItem], contexts: list[Encoded], bar: Any) -> list[ItemPrediction]:
+    def _predict_chunk(self, items: Sequence[BlankItem], contexts: list[Encoded], bar: Any) -> list[ItemPrediction]:
         mask = self.mask_id
         fetch = self.top_k * 3 + 5  # some top tokens are punctuation or not a whole word
 
@@ -358,3 +366,14 @@ def _distinct(words: Iterable[str]) -> list[str]:
             seen.add(key)
             out.append(word)
     return out
+
+
+def from_spec(spec: Any, **context: Any) -> MaskedLMPredictor:
+    """The ``fill-mask`` backend (:mod:`nlue.lm.backends`); ``spec.options``/``context``: the predictor's settings."""
+    options = {**dict(spec.options), **context}
+    if spec.device is not None:
+        options.setdefault("device", spec.device)
+    if spec.batch_size is not None:
+        options.setdefault("batch_size", spec.batch_size)
+    options.setdefault("show_progress", spec.show_progress)
+    return MaskedLMPredictor.from_pretrained(spec.model, **options)

@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from nlue.errors import NlueError
+
 logger = logging.getLogger(__name__)
 
 ADAPTER_CONFIG = "adapter_config.json"
@@ -85,7 +87,7 @@ def _checkpoint_tensors(path_or_id: str | os.PathLike, keys: set[str], hub: dict
     else:
         index = resolve(SAFE_WEIGHTS_INDEX_NAME)
         if index is None:
-            raise ValueError(f"{path_or_id}: the extra FC layer can be loaded from safetensors checkpoints only")
+            raise NlueError(f"{path_or_id}: the extra FC layer can be loaded from safetensors checkpoints only")
         with open(index, encoding="utf-8") as handle:
             weight_map = json.load(handle)["weight_map"]
         files = {key: resolve(weight_map[key]) for key in keys if key in weight_map}
@@ -107,7 +109,7 @@ def _check_load(path_or_id: str | os.PathLike, info: dict[str, Any], expected: s
     if unexpected != expected:
         problems.append(f"unexpected keys {sorted(unexpected)}, expected exactly the extra FC {sorted(expected)}")
     if problems:
-        raise ValueError(f"{path_or_id}: checkpoint does not match its extra-FC config: " + "; ".join(problems))
+        raise NlueError(f"{path_or_id}: checkpoint does not match its extra-FC config: " + "; ".join(problems))
 
 
 def load_sequence_classifier(path_or_id: str | os.PathLike, **kwargs: Any) -> Any:
@@ -122,8 +124,8 @@ def load_sequence_classifier(path_or_id: str | os.PathLike, **kwargs: Any) -> An
     """
     from transformers import AutoConfig, AutoModelForSequenceClassification
 
+    from nlue.lm.families import model_layout
     from nlue.training.extra_fc import EXTRA_FC_NAME, add_extra_fc
-    from nlue.training.families import model_layout
 
     hub = {key: kwargs[key] for key in _HUB_KWARGS if key in kwargs}
     config = kwargs.get("config")
@@ -176,3 +178,8 @@ def load_masked_lm(name_or_path: str) -> tuple[Any, Any]:
         raise NlueError(f"{name_or_path}: cannot load the model: {exc}") from exc
     model.eval()
     return model, tokenizer
+
+
+def classifier_from_spec(spec: Any, **context: Any) -> tuple[Any, Any]:
+    """The ``sequence-classifier`` backend (:mod:`nlue.lm.backends`): (model in eval mode, tokenizer)."""
+    return load_classifier(spec.model, trust_remote_code=bool(context.get("trust_remote_code", False)))

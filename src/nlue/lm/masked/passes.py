@@ -18,15 +18,15 @@ from contextlib import nullcontext
 from typing import Any
 
 from nlue.errors import NlueError
-from nlue.gmet.mlm_pieces import Ask, Key
-from nlue.gmet.mlm_trim import reading_only
+from nlue.lm.masked.pieces import Ask, Key
+from nlue.lm.masked.trim import reading_only
 
 PAD_SLACK = 1.02  # CPU batches: at most 2% padding...
 MIN_BATCH_TOKENS = 256  # ...once a batch is large enough to keep the matrix products efficient
 
 
 class ForwardPasses:
-    """Mixin of :class:`nlue.gmet.mlm.MaskedLMPredictor`: it provides model, device, batch size, pad id,
+    """Mixin of :class:`nlue.lm.masked.predictor.MaskedLMPredictor`: it provides model, device, batch size, pad id,
     the token classes' biases and the caches."""
 
     model: Any

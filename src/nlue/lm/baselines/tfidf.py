@@ -34,30 +34,20 @@ A floor every encoder should clear, trained in seconds on two CPU cores. Decisio
 
 from __future__ import annotations
 
-import argparse
 import logging
 import math
-import os
-import sys
-import tempfile
-import time
 import warnings
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import datasets
 import numpy as np
 import scipy.sparse as sp  # already needed by the registry's regression scoring
 
-from nlue import cli_support
-from nlue.data.access import is_sample, load_task, resolve_dataset
 from nlue.data.normalize import normalize_text
 from nlue.errors import NlueError
-from nlue.registry.tasks import TASK_NAMES, TASKS, TaskSpec, get_task
-from nlue.results import RunResult, model_slug, write_result
+from nlue.registry.tasks import TaskSpec
+from nlue.results import model_slug
 from nlue.scoring import score_task
-from nlue.text_table import text_table
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +87,7 @@ class TfidfBaseline:
         seed: int = 42,
     ) -> None:  # fmt: skip
         if not task.kind.trainable:
-            raise ValueError(f"task {task.name!r} is a {task.kind.name} task, not trained: {task.kind.how_to_score}")
+            raise NlueError(f"task {task.name!r} is a {task.kind.name} task, not trained: {task.kind.how_to_score}")
         self.task = task
         self.ngram_range = ngram_range
         self.max_features = max_features
@@ -238,154 +228,6 @@ class TfidfBaseline:
         }
 
 
-# ---------------------------------------------------------------------- runs
-def resolve_tasks(tasks: str | Sequence[str]) -> list[TaskSpec]:
-    """``"all"`` (every trainable NLUE task), ``"sa,mnli"`` or a list of names; unknown names raise ValueError."""
-    names = tasks.split(",") if isinstance(tasks, str) else list(tasks)
-    names = [n.strip() for n in names if n.strip()]
-    if names in (["all"], []):
-        names = [n for n in TASK_NAMES if TASKS[n].kind.trainable]
-    return [get_task(name) for name in names]
-
-
-def _write_predictions(path: Path, rows: list[dict[str, Any]]) -> Path:
-    """One JSON line per test item, written to a temporary file and moved into place."""
-    import json
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def predictions_path(results_dir: Path, task: str, name: str = DEFAULT_NAME) -> Path:
-    """Beside the results file; ``.jsonl``, which results readers (they read ``*.json``) pass by."""
-    return Path(results_dir) / name / f"{task}.predictions.jsonl"
-
-
-def run_task(
-    dataset: str | None, task: TaskSpec, results_dir: Path, name: str = DEFAULT_NAME,
-    bootstrap_resamples: int = 1000, seed: int = 42,
-) -> RunResult:  # fmt: skip
-    """Train, predict the test split once, score with intervals; write predictions then the results file."""
-    started = time.perf_counter()
-    try:
-        splits = load_task(dataset, task)
-    except OSError as exc:  # FileNotFoundError for a folder, ConnectionError for an unreachable Hub id
-        raise NlueError(f"cannot load {task.name!r} from dataset {dataset!r}: {exc}") from exc
-    if "train" not in splits or "test" not in splits:
-        raise NlueError(
-            f"{task.name}: dataset {dataset!r} has splits {list(splits)}; the baseline needs train and test"
-        )
-    loaded = time.perf_counter()
-    baseline = TfidfBaseline(task, seed=seed)
-    validation_metrics = baseline.fit(splits["train"], splits.get("validation"))
-    fitted = time.perf_counter()
-    test = splits["test"]
-    predictions = baseline.predict(test)
-    predicted = time.perf_counter()
-    references = baseline.labels(test)
-    scores = score_task(
-        task.name, predictions.tolist(), references.tolist(), bootstrap_resamples=bootstrap_resamples or None, seed=seed
-    )
-    scored = time.perf_counter()
-    ids = test["idx"] if "idx" in test.column_names else range(test.num_rows)
-    rows = [{"idx": int(i), "prediction": p} for i, p in zip(ids, predictions.tolist(), strict=True)]
-    if task.kind.has_classes:
-        rows = [{**row, "label": task.label_names[row["prediction"]]} for row in rows]
-    written = _write_predictions(predictions_path(results_dir, task.name, name), rows)
-    result = RunResult(
-        task=task.name, model=MODEL_ID, kind="baseline",
-        metrics={k: v for k, v in scores.items() if isinstance(v, float)},
-        dataset={"id": dataset or "nlue sample data", "path": resolve_dataset(dataset), "config": task.name,
-                 "split": "test", "is_sample": is_sample(dataset)},
-        hyperparameters=baseline.hyperparameters(), seed=seed, validation_metrics=validation_metrics,
-        timings={"load_seconds": round(loaded - started, 3), "fit_seconds": round(fitted - loaded, 3),
-                 "predict_seconds": round(predicted - fitted, 3), "score_seconds": round(scored - predicted, 3)},
-        details={"predictions_file": written.name, "selection": dict(baseline.selection),
-                 "bootstrap_resamples": bootstrap_resamples,
-                 "items": {split: ds.num_rows for split, ds in splits.items()}},
-        notes=NOTES,
-    )  # fmt: skip
-    write_result(result, Path(results_dir), name)
-    logger.info("%s: %s %.3f (%s=%g, fit %.1f s)", task.name, result.primary_metric, result.primary_score or math.nan,
-                baseline.strength_name, baseline.strength, fitted - loaded)  # fmt: skip
-    return result
-
-
-def run_baseline(
-    dataset: str | None, tasks: str | Sequence[str] = "all", results_dir: Path | str = Path("results"),
-    name: str = DEFAULT_NAME, bootstrap_resamples: int = 1000, seed: int = 42,
-) -> dict[str, RunResult]:  # fmt: skip
-    """The TF-IDF baseline on every requested task (default: every trainable NLUE task), one results file each.
-
-    Tasks whose kind is not trained (GMET's mask filling) are skipped with a warning; a caller that shows
-    progress per task calls :func:`run_task` itself.
-    """
-    outcomes: dict[str, RunResult] = {}
-    for task in resolve_tasks(tasks):
-        if not task.kind.trainable:
-            logger.warning("skipping %s: a %s task; %s", task.name, task.kind.name, task.kind.how_to_score)
-            continue
-        outcomes[task.name] = run_task(dataset, task, Path(results_dir), name, bootstrap_resamples, seed)
-    return outcomes
-
-
-# ---------------------------------------------------------------------- command line
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="nlue baseline",
-        description="Train and score the non-neural TF-IDF baseline (baseline:tfidf) on NLUE tasks.",
-    )
-    parser.add_argument("--dataset", default=None, help="a built dataset's Hub id or folder (default: the sample)")
-    parser.add_argument("--tasks", default="all", help="comma-separated task names, or 'all' (every trainable task)")
-    parser.add_argument("--results-dir", type=Path, default=Path("results"), help="where results files are written")
-    parser.add_argument("--name", "--results-name", dest="name", default=DEFAULT_NAME, help="results folder name")
-    parser.add_argument(
-        "--bootstrap-resamples", "--bootstrap", dest="bootstrap_resamples", type=int, default=1000,
-        help="resamples for 95%% intervals (0: none)",
-    )  # fmt: skip
-    parser.add_argument("--seed", type=int, default=42, help="seed of the solver and the bootstrap")
-    cli_support.add_logging_options(parser)
-    return parser
-
-
-def format_table(results: dict[str, RunResult]) -> str:
-    rows = [["task", "primary metric", "score", "95% CI", "fit s"]]
-    for task, result in results.items():
-        metric = result.primary_metric
-        low, high = result.metrics.get(f"{metric}_ci_low"), result.metrics.get(f"{metric}_ci_high")
-        score = "-" if result.primary_score is None else f"{result.primary_score:.3f}"
-        ci = f"{low:.3f}-{high:.3f}" if low is not None and high is not None else "-"
-        rows.append([task, metric, score, ci, f"{result.timings.get('fit_seconds', 0.0):.2f}"])
-    return text_table(rows)
-
-
-def _run(args: argparse.Namespace) -> int:
-    if args.bootstrap_resamples < 0:
-        raise NlueError(f"--bootstrap-resamples must be 0 or more, got {args.bootstrap_resamples}")
-    results = run_baseline(args.dataset, args.tasks, args.results_dir, args.name, args.bootstrap_resamples, args.seed)
-    if not results:
-        raise NlueError(f"none of the tasks is trainable ({args.tasks}); the baseline trains on classification "
-                        "and regression tasks")  # fmt: skip
-    print(format_table(results))
-    print(f"\n{MODEL_ID}: {NOTES}")
-    if any(r.dataset.get("is_sample") for r in results.values()):
-        print("Scored on SAMPLE data: the numbers show the pipeline, not Nepali NLU.")
-    print(f"Results: {Path(args.results_dir) / args.name}")
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run `nlue baseline` with ``argv`` (without the `baseline` word) on the CLI backbone; return the exit status."""
-    return cli_support.run_with_parser("baseline", build_parser(), argv, _run)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def from_spec(spec: Any, *, task: TaskSpec, seed: int = 42, **context: Any) -> TfidfBaseline:
+    """The ``tfidf`` backend (:mod:`nlue.lm.backends`): an unfitted baseline for ``task``."""
+    return TfidfBaseline(task, seed=seed, **{**dict(spec.options), **context})

@@ -1,16 +1,58 @@
 """The pieces the masked-LM scorer works with: encoded words, forward-pass requests, mask and vocabulary.
 
-See :mod:`nlue.gmet.mlm` for how a whole word is scored.
+See :mod:`nlue.lm.masked.predictor` for how a whole word is scored.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from nlue.errors import NlueError
 
 Key = tuple[int, ...]
+
+
+class BlankItem(Protocol):
+    """What a word predictor reads of an item: a sentence with one blank (GMET's items are such).
+
+    ``answers`` are read only by the answer-ranked diagnostic, never for a prediction.
+    """
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def left(self) -> str: ...
+
+    @property
+    def right(self) -> str: ...
+
+    @property
+    def answers(self) -> tuple[str, ...]: ...
+
+    def filled(self, word: str) -> str: ...
+
+
+@dataclass
+class ItemPrediction:
+    """What a predictor says about one item: its ranked whole-word candidates.
+
+    ``top_k`` is best first; ``scores`` are the ranking scores (length-normalised
+    log-likelihoods for masked LMs, log-probabilities for the n-gram baselines) and
+    ``pieces`` how many tokens each candidate took (1 for the n-gram baselines).
+    """
+
+    id: int
+    top_k: list[str]
+    scores: list[float]
+    pieces: list[int] = field(default_factory=list)
+    log_likelihoods: list[float] = field(default_factory=list)  # unnormalised sums, same order as top_k
+
+    @property
+    def prediction(self) -> str:
+        """The top-1 word (empty when the predictor proposed nothing)."""
+        return self.top_k[0] if self.top_k else ""
 
 
 @dataclass(frozen=True)

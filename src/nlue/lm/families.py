@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from torch import nn
 
+from nlue.errors import NlueError
+
 logger = logging.getLogger(__name__)
 
 HEAD, EMBEDDINGS = "head", "embeddings"
@@ -111,7 +113,7 @@ def _supported_message() -> str:
 def _layer_count(model: nn.Module, path: str) -> int:
     stack = model.get_submodule(path)
     if not isinstance(stack, nn.ModuleList):
-        raise ValueError(f"expected the layer stack at {path!r} to be a ModuleList, got {type(stack).__name__}")
+        raise NlueError(f"expected the layer stack at {path!r} to be a ModuleList, got {type(stack).__name__}")
     return len(stack)
 
 
@@ -151,7 +153,7 @@ def _generic_layout(model: nn.Module) -> ModelLayout:
         elif not logits:
             why = f"found no Linear with {config.num_labels} outputs outside {base!r}"
     if why is not None:
-        raise ValueError(
+        raise NlueError(
             f"cannot apply presets to model_type {config.model_type!r}: {why}. "
             f"Supported families: {_supported_message()}"
         )

@@ -18,44 +18,27 @@ an answer never seen in the corpus then gets only smoothed mass.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import logging
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from nlue.data.normalize import normalize_answer
 from nlue.data.sample import sample_records
 from nlue.errors import NlueError
-from nlue.gmet.items import GmetItem, ItemPrediction
+from nlue.lm.masked.pieces import BlankItem, ItemPrediction
 
 logger = logging.getLogger(__name__)
 
-BASELINES: dict[str, str] = {
-    "baseline:unigram": "most frequent words of the sample corpus (no context)",
-    "baseline:bigram": "bigram model (left and right neighbour words) over the sample corpus",
-    "baseline:tiny-mlm": "tiny BERT-style masked LM trained for seconds on the sample corpus",
-}
 BOS, EOS = "<s>", "</s>"
 CORPUS_NOTE = (
     "baseline trained on the embedded sample data of the other 11 NLUE tasks (no GMET sentence seen); "
     "not a pretrained model"
 )
-
-
-def is_baseline(model: str) -> bool:
-    return model.startswith("baseline:")
-
-
-def check_baseline(model: str) -> str:
-    if model not in BASELINES:
-        known = ", ".join(BASELINES)
-        raise NlueError(f"unknown baseline {model!r}; choose one of: {known}")
-    return model
 
 
 def corpus_texts() -> Iterator[str]:
@@ -79,7 +62,7 @@ class NgramBaseline:
 
     def __init__(self, name: str, texts: Sequence[str], *, top_k: int = 10, answer_candidates: bool = False) -> None:
         if name not in ("baseline:unigram", "baseline:bigram"):
-            raise ValueError(f"NgramBaseline serves baseline:unigram and baseline:bigram, not {name!r}")
+            raise NlueError(f"NgramBaseline serves baseline:unigram and baseline:bigram, not {name!r}")
         self.name = name
         self.top_k = top_k
         self.answer_candidates = answer_candidates
@@ -157,7 +140,7 @@ class NgramBaseline:
         p_next = np.where(seen, (pairs + types * p_right) / np.where(seen, totals + types, 1.0), p_right)
         return np.log(p_word) + np.log(p_next)
 
-    def predict(self, items: Sequence[GmetItem]) -> list[ItemPrediction]:
+    def predict(self, items: Sequence[BlankItem]) -> list[ItemPrediction]:
         out = []
         for item in items:
             left_words, right_words = words_of(item.left), words_of(item.right)
@@ -179,19 +162,8 @@ def _distinct(words: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(words))
 
 
-def tiny_mlm_baseline_path(cache: Path | None = None, seed: int = 0) -> Path:
-    """Train (once, then reuse from the cache) the ``baseline:tiny-mlm`` checkpoint and return its folder."""
-    from nlue.data.access import cache_dir
-    from nlue.gmet.tiny_mlm import train_tiny_mlm
-
-    texts = list(corpus_texts())
-    digest = hashlib.sha256("\n".join(texts).encode("utf-8") + f"|seed={seed}|v1".encode()).hexdigest()[:16]
-    out = (cache or cache_dir()) / f"gmet-baseline-tiny-mlm-{digest}"
-    if not (out / "config.json").is_file():
-        logger.info("training the tiny masked-LM baseline on the sample corpus into %s", out)
-        tmp = out.with_name(out.name + ".partial")
-        train_tiny_mlm(tmp, texts, "bert", seed=seed)
-        if out.exists():  # trained meanwhile by another process
-            return out
-        tmp.rename(out)
-    return out
+def from_spec(spec: Any, **context: Any) -> NgramBaseline:
+    """The ``ngram`` backend (:mod:`nlue.lm.backends`): ``baseline:unigram`` or ``baseline:bigram``."""
+    options = {**dict(spec.options), **context}
+    keep = {k: options[k] for k in ("top_k", "answer_candidates") if k in options}
+    return NgramBaseline(spec.model, list(corpus_texts()), **keep)

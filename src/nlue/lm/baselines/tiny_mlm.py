@@ -1,6 +1,6 @@
 """Train a tiny masked LM in seconds, locally: for the ``baseline:tiny-mlm`` baseline and the tests.
 
-The tokenizer and model size come from :mod:`nlue.tiny_models` (4 layers, hidden size
+The tokenizer and model size come from :mod:`nlue.lm.tiny` (4 layers, hidden size
 32). Masking follows the GMET scorer: a chosen word has a suffix of its pieces masked
 (pieces ``i .. n``), the very patterns the PLL-word-l2r score asks the model about;
 other single pieces are masked at random as in BERT. Nothing is downloaded.
@@ -8,11 +8,18 @@ other single pieces are masked at random as in BERT. Nothing is downloaded.
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from nlue.tiny_models import Family, tiny_config, train_tokenizer
+from nlue.errors import NlueError
+from nlue.lm.baselines.ngram import corpus_texts
+from nlue.lm.tiny import Family, tiny_config, train_tokenizer
+
+logger = logging.getLogger(__name__)
 
 
 def train_tiny_mlm(
@@ -33,7 +40,7 @@ def train_tiny_mlm(
     from transformers import AutoModelForMaskedLM
 
     if not texts:
-        raise ValueError("train_tiny_mlm needs at least one text")
+        raise NlueError("train_tiny_mlm needs at least one text")
     random.seed(seed)
     torch.manual_seed(seed)
     tokenizer = train_tokenizer(family, list(tokenizer_texts or texts), vocab_size=vocab_size)
@@ -85,3 +92,31 @@ def _mask_positions(word_ids: list[int | None], rate: float, rng: random.Random)
         positions = rng.choice(list(pieces.values()))
         masked.extend(positions[rng.randrange(len(positions)) :])
     return masked
+
+
+def tiny_mlm_baseline_path(cache: Path | None = None, seed: int = 0) -> Path:
+    """Train (once, then reuse from the cache) the ``baseline:tiny-mlm`` checkpoint and return its folder."""
+    from nlue.data.access import cache_dir
+
+    texts = list(corpus_texts())
+    digest = hashlib.sha256("\n".join(texts).encode("utf-8") + f"|seed={seed}|v1".encode()).hexdigest()[:16]
+    out = (cache or cache_dir()) / f"gmet-baseline-tiny-mlm-{digest}"
+    if not (out / "config.json").is_file():
+        logger.info("training the tiny masked-LM baseline on the sample corpus into %s", out)
+        tmp = out.with_name(out.name + ".partial")
+        train_tiny_mlm(tmp, texts, "bert", seed=seed)
+        if out.exists():  # trained meanwhile by another process
+            return out
+        tmp.rename(out)
+    return out
+
+
+def from_spec(spec: Any, **context: Any) -> Any:
+    """The ``tiny-mlm`` backend (:mod:`nlue.lm.backends`): the cached tiny masked LM, ranked like any checkpoint."""
+    from dataclasses import replace
+
+    from nlue.lm.masked import predictor
+
+    model = predictor.from_spec(replace(spec, model=str(tiny_mlm_baseline_path())), **context)
+    model.name, model.kind = spec.model, "baseline"
+    return model

@@ -17,13 +17,12 @@ from __future__ import annotations
 from typing import Any
 
 from nlue.data.normalize import normalize_answer
-from nlue.gmet.items import GmetItem, ItemPrediction
-from nlue.gmet.mlm_passes import ForwardPasses
-from nlue.gmet.mlm_pieces import Ask, Encoded
+from nlue.lm.masked.passes import ForwardPasses
+from nlue.lm.masked.pieces import Ask, BlankItem, Encoded, ItemPrediction
 
 
 class Ranking(ForwardPasses):
-    """Base of :class:`nlue.gmet.mlm.MaskedLMPredictor`: the PLL-word-l2r score of a word, pruning and ranking."""
+    """Base of :class:`nlue.lm.masked.predictor.MaskedLMPredictor`: the PLL-word-l2r score of a word, pruning and ranking."""
 
     top_k: int
     mask_id: int
@@ -80,7 +79,7 @@ class Ranking(ForwardPasses):
         self.run(asks, progress)
         return pruned
 
-    def rank(self, item: GmetItem, entries: list[tuple[str, Encoded | None]]) -> ItemPrediction:
+    def rank(self, item: BlankItem, entries: list[tuple[str, Encoded | None]]) -> ItemPrediction:
         """The item's top ``top_k`` distinct words by normalised PLL (entries without an encoding are left out)."""
         scored = []
         for order, (word, enc) in enumerate(entries):

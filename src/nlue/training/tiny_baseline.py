@@ -1,7 +1,7 @@
 """The tiny-encoder demonstration of the fine-tuning recipe, for the offline main job.
 
 No pretrained Nepali model can be fetched here. The main job's baseline on every task is
-the non-neural :mod:`nlue.tfidf_baseline`; this module shows the fine-tuning recipe itself
+the non-neural :mod:`nlue.lm.baselines.tfidf`; this module shows the fine-tuning recipe itself
 working end to end: a tiny BERT (4 layers, hidden size 32, random initialisation, a
 WordPiece vocabulary learned from the sample corpus) fine-tuned with the normal recipe,
 by default with LoRA, on the tasks asked for (the main job asks for one). Its scores are a
@@ -37,7 +37,7 @@ def train_baselines(
     ``lora`` trains LoRA adapters (and the head) instead of every parameter: the main job's
     demonstration of the adapter path, which the Space serves as well.
     """
-    from nlue.tiny_models import save_tiny_encoder
+    from nlue.lm.tiny import save_tiny_encoder
     from nlue.training.args import DataArguments, LoraArguments, ModelArguments, NlueTrainingArguments, RecipeArguments
     from nlue.training.run import run_training
 

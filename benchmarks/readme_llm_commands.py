@@ -1,0 +1,138 @@
+"""Run the README's language-model commands exactly as written, with a tiny local model, and time each one.
+
+The README marks the blocks a new user would copy with ``<!-- run: readme_llm_commands -->`` on
+the line before them. This script takes those blocks from README.md, works in a fresh temporary
+folder (so nothing lands in the repository), puts a tiny random Llama-style chat model at
+``./my-model`` (the name the README uses), and runs every line through a shell as a user would:
+``nlue build ...`` lines, ``nlue llm ...`` and ``nlue idioms eval ...`` against the model, and a
+``transformers serve ... &`` line as a real server on loopback (on a free port, written into
+the commands that name ``127.0.0.1:8000``), stopped at the end.
+
+Printed: each command's wall time and exit status, and the goal it is held to: every command
+finishes, exit 0, in under 2 minutes on the sample (issue 21, after the README's own endpoint
+example ran for more than 10 minutes). ``tests/test_readme_llm_commands.py`` runs this script and
+checks that every command succeeds; the times are for the README.
+
+Run: ``python benchmarks/readme_llm_commands.py [--keep DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MARK = "<!-- run: readme_llm_commands -->"
+GOAL_SECONDS = 120.0
+README_PORT = "8000"
+
+
+def readme_commands(readme: Path = ROOT / "README.md") -> list[str]:
+    """The shell lines of every marked block, continuation lines joined, comments dropped."""
+    text = readme.read_text(encoding="utf-8")
+    blocks = re.findall(re.escape(MARK) + r"\s*```bash\n(.*?)```", text, re.S)
+    if not blocks:
+        raise SystemExit(f"README.md has no block marked {MARK}")
+    lines: list[str] = []
+    for block in blocks:
+        joined = re.sub(r"\\\n\s*", " ", block)
+        for line in joined.splitlines():
+            command = re.sub(r"(^|\s)#.*$", "", line).strip()  # a trailing comment, as the shell drops it
+            if command:
+                lines.append(command)
+    return lines
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_health(port: int, process: subprocess.Popen, timeout: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the server exited with {process.returncode} before it answered")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise SystemExit(f"the server did not answer /health within {timeout:.0f} s")
+
+
+def run_all(work: Path) -> list[tuple[str, float, int]]:
+    """Every README command in ``work``: (command, seconds, exit status)."""
+    from nlue.lm.tiny import save_tiny_causal_lm
+
+    save_tiny_causal_lm(work / "my-model", "llama")
+    port = str(free_port())
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}  # fmt: skip
+    env.pop("NLUE_RESULTS_DIR", None)
+    servers: list[subprocess.Popen] = []
+    timings: list[tuple[str, float, int]] = []
+    try:
+        for command in readme_commands():
+            command = command.replace(f"127.0.0.1:{README_PORT}", f"127.0.0.1:{port}")
+            started = time.perf_counter()
+            if command.endswith("&"):  # a server started in the background
+                argv = shlex.split(command[:-1]) + (["--port", port] if "--port" not in command else [])
+                argv = [a if a != README_PORT else port for a in argv]
+                log = (work / "server.log").open("w")
+                servers.append(subprocess.Popen(argv, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                                start_new_session=True))  # fmt: skip
+                wait_for_health(int(port), servers[-1])
+                status = 0
+            else:
+                status = subprocess.run(command, shell=True, cwd=work, env=env, check=False).returncode
+            seconds = time.perf_counter() - started
+            timings.append((command.replace(port, README_PORT), seconds, status))
+            print(f"{seconds:7.1f} s  exit {status}  {command}", flush=True)
+            if status != 0:
+                break
+    finally:
+        for server in servers:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+    return timings
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
+    args = parser.parse_args()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"goal: every command exits 0 in under {GOAL_SECONDS:.0f} s on the sample with a tiny model\n")
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        timings = run_all(args.keep.resolve())
+    else:
+        with tempfile.TemporaryDirectory(prefix="nlue-readme-") as tmp:
+            timings = run_all(Path(tmp))
+    failed = [t for t in timings if t[2] != 0]
+    slow = [t for t in timings if t[1] >= GOAL_SECONDS]
+    print(f"\n{len(timings)} commands, {sum(t[1] for t in timings):.1f} s in all; "
+          f"slowest {max(t[1] for t in timings):.1f} s; failed: {len(failed)}; over {GOAL_SECONDS:.0f} s: {len(slow)}")  # fmt: skip
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

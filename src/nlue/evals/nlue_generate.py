@@ -1,0 +1,100 @@
+"""The NLUE classification tasks put to a language model by generation (``nlue llm nlue --mode generate``).
+
+Each item's prompt is the log-likelihood prompt of :mod:`nlue.evals.nlue_llm` with the line
+listing the label words before its cue (:mod:`nlue.evals.label_generation`); k-shot prompts
+start with the same demonstrations (each a solved prompt and its label word). The model writes
+an answer, the strict parser reads it, and the scores are those of
+:func:`nlue.evals.label_generation.label_scores`. Per task this writes the shared results file
+(``hyperparameters.mode`` = ``generate``) and ``<task>/raw_outputs.jsonl`` beside it: one line
+per item, the gold label written last.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from nlue.evals import label_generation as gen
+from nlue.evals.nlue_llm import demonstrations, llm_kind, render_prompt
+from nlue.lm.base import LanguageModel
+
+logger = logging.getLogger(__name__)
+
+RAW_OUTPUTS = "raw_outputs.jsonl"
+NOTES = (
+    "nlue's own generation protocol (the NLUE paper prompts no LLM): the model writes one of the label words; "
+    "macro_f1 (the primary) and accuracy_all_items count an invalid answer as wrong, *_parseable leave invalid "
+    "answers out; the lenient parse (details.lenient) is a diagnostic and never enters these numbers."
+)
+
+
+def run_nlue_generation(
+    model: LanguageModel,
+    dataset: str | None,
+    tasks: Sequence[Any],
+    language: str,
+    shots: int,
+    results_dir: Path,
+    name: str,
+    *,
+    chat: bool,
+    max_new_tokens: int = gen.DEFAULT_LABEL_TOKENS,
+    bootstrap_resamples: int = 1000,
+    seed: int = 42,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """Ask ``model`` for a label of every test item of each task; write the results and raw outputs per task."""
+    from nlue.data.access import dataset_description, load_task
+    from nlue.results import RunResult, write_result
+
+    results: dict[str, RunResult] = {}
+    for task in tasks:
+        data = load_task(dataset, task)
+        test = data["test"] if limit is None else data["test"].select(range(min(limit, data["test"].num_rows)))
+        pool = list(data["train"]) if shots and "train" in data else []
+        _, words = task.kind.llm_template(task, language)
+        prefix = demonstrations(task, pool, language, shots, seed)
+        items = list(test)
+        prompts = [
+            gen.with_answer_line(prefix + render_prompt(task, item, language), words, language) for item in items
+        ]
+        outputs = model.generate([gen.label_request(p, chat, max_new_tokens) for p in prompts])
+        gen.require_answers(outputs, task.name)
+        references = [int(item[str(task.label_field)]) for item in items]  # read only now, to score
+        ids = [item.get("idx", i) for i, item in enumerate(items)]
+        strict, lenient, rows = gen.answer_rows(ids, prompts, outputs, words, references)
+        metrics = gen.label_scores(strict, references, len(words), bootstrap_resamples or None, seed)
+        raw = gen.write_rows(Path(results_dir) / name / task.name / RAW_OUTPUTS, rows)
+        result = RunResult(
+            task=task.name,
+            model=model.name,
+            kind=llm_kind(shots),
+            metrics=metrics,
+            dataset=dataset_description(dataset, task.name, "test", items=len(items)),
+            hyperparameters={
+                "mode": "generate",
+                "evaluation": "generation of one label word, strict parsing",
+                "prompt_language": language,
+                "shots": shots,
+                "label_words": list(words),
+                "chat": chat,
+                "decoding": "greedy",
+                "max_new_tokens": max_new_tokens,
+                "stop": [] if chat else list(gen.PLAIN_STOP),
+                "model": model.describe().to_dict(),
+            },
+            seed=seed,
+            details={
+                "invalid_categories": dict(gen.INVALID_CATEGORIES),
+                "lenient": gen.lenient_summary(lenient, references),
+                "files": {"raw_outputs": str(raw.relative_to(Path(results_dir)))},
+            },
+            notes=NOTES,
+        )
+        write_result(result, Path(results_dir), name)
+        results[task.name] = result
+        logger.info("%s: macro_f1 %.4f, invalid %.1f%% on %d items", task.name, metrics["macro_f1"],
+                    100 * metrics["invalid_rate"], len(items))  # fmt: skip
+    return results

@@ -1,0 +1,40 @@
+"""The README's language-model commands run as written: built data, a local model, a real server on loopback.
+
+`benchmarks/readme_llm_commands.py` takes the blocks the README marks, runs each line in a fresh
+folder with a tiny model at ./my-model and a real `transformers serve`, and times them; this test
+runs it and holds every command to exit 0 (the times are the benchmark's, quoted in the README).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from readme_llm_commands import readme_commands  # noqa: E402
+
+
+def test_the_marked_blocks_cover_every_benchmark_locally_and_behind_a_server() -> None:
+    commands = readme_commands()
+    served = [c for c in commands if "--endpoint http://127.0.0.1:8000/v1" in c]
+    assert any(c.startswith("transformers serve") and c.endswith("&") for c in commands)
+    for suite in ("nlue llm nlue", "nlue llm mcq", "nlue idioms eval"):
+        assert any(c.startswith(suite) and "--endpoint" not in c for c in commands), suite
+        assert any(c.startswith(suite) for c in served), suite
+
+
+def test_every_readme_llm_command_runs_as_written(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "readme_llm_commands.py"), "--keep", str(tmp_path / "work")],
+        capture_output=True, text=True, timeout=1500, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    ran = re.findall(r"^\s*[\d.]+ s  exit (\d+)  (.*)$", done.stdout, re.M)
+    assert len(ran) == len(readme_commands()) and all(status == "0" for status, _ in ran), done.stdout
+    results = tmp_path / "work" / "build" / "results"  # where `nlue space` looks by default
+    assert any(results.glob("*-generate/sa.json")) and any(results.glob("*/mcq_ne.json"))
+    assert any(results.glob("*__zero-shot-en-generate__*/nediom.json"))
