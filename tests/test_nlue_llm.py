@@ -48,7 +48,7 @@ def test_prompts_render_the_fields_without_the_label() -> None:
 
 
 def test_export_writes_tasks_and_groups(tmp_path: Path) -> None:
-    paths = export_lm_eval(tmp_path, "me/nlue", languages=("en", "ne"))
+    paths = export_lm_eval(tmp_path, "me/nlue", languages=("en", "ne")).files  # offline: configs unchecked
     names = {p.name for p in paths}
     assert "nlue_sa_ne.yaml" in names and "nlue_nlue_en.yaml" in names and "nlue_stsb_en.yaml" not in names
     group = yaml.safe_load((tmp_path / "nlue_nlue_ne.yaml").read_text(encoding="utf-8"))

@@ -4,9 +4,11 @@
     lm_eval --model hf --model_args pretrained=MODEL --include_path lm_eval_tasks/ --tasks nlue_nlue_ne
 
 ``lm-eval`` writes one YAML per task and prompt language (``nlue_<task>_<lang>``) and a
-group per benchmark and language (``nlue_<benchmark>_<lang>``). ``--dataset`` is what
+group per benchmark and language (``nlue_<benchmark>_<lang>``), for the tasks the dataset
+has: without ``--tasks``, every exportable task it has a config for (the rest are named
+and left out); a task named in ``--tasks`` that it lacks is an error. ``--dataset`` is what
 lm-evaluation-harness hands to ``datasets.load_dataset``: a Hub id, or the folder
-``nlue build`` wrote (give an absolute path when lm_eval runs from another folder).
+``nlue build`` wrote (made absolute, since lm_eval may run from another folder).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from nlue.cli_support import (
     add_logging_options,
     run_with_parser,
 )
-from nlue.evals.lm_eval_export import export_lm_eval, exportable
+from nlue.evals.lm_eval_export import DEFAULT_LANGUAGES, export_lm_eval, exportable
 from nlue.registry.tasks import TASKS
 
 
@@ -44,13 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         choices=[name for name, task in TASKS.items() if exportable(task)],
         metavar="TASK",
-        help="the tasks to export (default: every task scored by log-likelihood over labelled choices)",
+        help="the tasks to export, each a config of the dataset (default: every task scored by log-likelihood "
+        "over labelled choices that the dataset has)",
     )
     lm_eval.add_argument(
         "--languages",
         nargs="+",
-        default=["en", "ne"],
-        help="prompt languages, among those the registry has for a task (default: en ne)",
+        help="prompt languages, each of which some exported task must have (default: en ne, those the tasks have)",
     )
     return parser
 
@@ -59,11 +61,29 @@ def run(args: argparse.Namespace) -> int:
     dataset = args.dataset
     if Path(dataset).is_dir():  # lm_eval may run from another folder: hand it a path that still resolves
         dataset = str(Path(dataset).resolve())
-    written = export_lm_eval(args.out, dataset, args.tasks, args.languages)
-    tasks = sorted(path.stem for path in written)
-    print(f"wrote {len(written)} files to {args.out}: {', '.join(tasks)}")
-    print(f"run them with: lm_eval --model hf --model_args pretrained=MODEL --include_path {args.out} --tasks TASK")
+    export = export_lm_eval(args.out, dataset, args.tasks, args.languages)
+    print(
+        f"wrote {len(export.files)} files to {args.out}: {_count(export.tasks, 'task')} "
+        f"and {_count(export.groups, 'group')}"
+    )
+    if export.not_in_dataset:
+        print(f"not exported, {dataset} has no config for them: {', '.join(export.not_in_dataset)}")
+    if export.no_prompt:
+        print(f"not exported, no prompt in that language: {', '.join(export.no_prompt)}")
+    if export.other_languages and args.languages is None:  # the default languages left some prompts out
+        shown = " ".join([*DEFAULT_LANGUAGES, *export.other_languages])
+        print(f"these tasks also have prompts in {', '.join(export.other_languages)}: --languages {shown}")
+    if export.configs is None:
+        print(f"not checked: could not read the configs of {dataset}; lm_eval fails on a task it lacks")
+    example = export.groups[0] if export.groups else "TASK"
+    print(
+        f"run them with: lm_eval --model hf --model_args pretrained=MODEL --include_path {args.out} --tasks {example}"
+    )
     return 0
+
+
+def _count(names: Sequence[str], noun: str) -> str:
+    return f"{len(names)} {noun}{'' if len(names) == 1 else 's'} ({', '.join(names)})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
