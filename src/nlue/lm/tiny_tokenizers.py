@@ -152,8 +152,8 @@ def train_tokenizer_of_kind(kind: TokenizerKind, texts: Iterable[str] | None = N
         tok = _wordpiece(corpus, vocab_size)
     elif kind == "devanagari":
         specials = DEVANAGARI_SPECIALS
-        texts, alphabet = [devanagari_only(t) for t in corpus], devanagari_only(STOP_ALPHABET)
-        tok = _sentencepiece(texts, vocab_size, "bpe", False, alphabet, specials, llama_decoder=False)
+        nepali, alphabet = [devanagari_only(t) for t in corpus], devanagari_only(STOP_ALPHABET)
+        tok = _sentencepiece(nepali, vocab_size, "bpe", False, alphabet, specials, llama_decoder=False)
     else:
         raise ValueError(f"unknown tokenizer kind {kind!r}; one of {', '.join(TOKENIZER_KINDS)}")
     _with_bos(tok, specials["bos"])
