@@ -5,9 +5,11 @@
   by accelerate; elsewhere float32 on the chosen device. ``dtype``/``device_map`` override.
 * Log-likelihood: :mod:`nlue.lm.local_scoring` (lm-eval's definition, shared contexts run once).
 * Generation: greedy (``do_sample=False``), batched by stop list and token cap, prompts
-  sorted by length and left-padded; ``stop_strings`` end a row early and the text is cut
-  before the first stop sequence. Chat requests go through the tokenizer's chat template
-  (``add_generation_prompt=True``); a tokenizer without one is an error, not a silent guess.
+  sorted by length and left-padded; a stop sequence in a row's generated text ends the row
+  (:mod:`nlue.lm.stops`, not transformers' ``stop_strings``, which cannot read some
+  vocabularies) and the text is cut before the first stop sequence. Chat requests go through
+  the tokenizer's chat template (``add_generation_prompt=True``); a tokenizer without one is
+  an error, not a silent guess.
 * Resume: every batch's answers are journalled before the next batch starts, keyed by
   ``hf:<model>``, the request and what changes the numbers (dtype, window, BOS rule; for
   chat requests a hash of the chat template).
@@ -115,6 +117,7 @@ class LocalCausalLM:
         self.journal = journal
         self.show_progress = show_progress
         self._torch_version = torch.__version__
+        self._window: Any = None  # how far back stop checks decode; worked out at the first stop sequence
 
     @property
     def name(self) -> str:
@@ -236,9 +239,17 @@ class LocalCausalLM:
             if owned and journal is not None:
                 journal.close()
 
+    def _stop_window(self) -> Any:
+        """How far back stop checks decode: worked out once per tokenizer, its per-token figures cached."""
+        if self._window is None:
+            from nlue.lm.stops import DecodeWindow
+
+            self._window = DecodeWindow(self.tokenizer)
+        return self._window
+
     def _generate_batch(self, prompts: list[list[int]], stop: tuple[str, ...], cap: int) -> list[Generation]:
         import torch
-        from transformers import GenerationConfig
+        from transformers import GenerationConfig, StoppingCriteriaList
 
         pad = self.tokenizer.pad_token_id
         width = max(map(len, prompts))
@@ -249,6 +260,7 @@ class LocalCausalLM:
             mask[row, width - len(prompt) :] = 1
         base = self.model.generation_config
         eos = base.eos_token_id if base.eos_token_id is not None else self.tokenizer.eos_token_id
+        eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
         config = GenerationConfig(
             max_new_tokens=cap,
             do_sample=False,
@@ -256,28 +268,28 @@ class LocalCausalLM:
             pad_token_id=pad,
             eos_token_id=eos,
             bos_token_id=base.bos_token_id,
-            stop_strings=list(stop) or None,
         )
-        extra: dict[str, Any] = (
-            {"tokenizer": self.tokenizer} if stop else {}
-        )  # stop strings are matched on its vocabulary
+        stops = None
+        if stop:  # our own criterion: transformers' stop_strings probe the vocabulary and fail on some
+            from nlue.lm.stops import StopSequenceCriteria
+
+            stops = StopSequenceCriteria(self._stop_window(), stop, width, eos_ids)
         device = self.scorer.device
         with torch.inference_mode():
             out = self.model.generate(
-                input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=config, **extra
+                input_ids=ids.to(device),
+                attention_mask=mask.to(device),
+                generation_config=config,
+                stopping_criteria=StoppingCriteriaList([stops] if stops else []),
             )
-        eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
         results = []
-        for prompt, row in zip(prompts, out[:, width:].tolist(), strict=True):
-            tokens, ended = [], False
-            for token in row:
-                if token in eos_ids:
-                    tokens.append(token)  # the model ended: its EOS counts as a generated token
-                    ended = True
-                    break
-                if token == pad:  # the row stopped on a stop string; the rest is padding
-                    break
-                tokens.append(token)
+        for row, (prompt, generated) in enumerate(zip(prompts, out[:, width:].tolist(), strict=True)):
+            # a row that met a stop is cut at the token count the criterion saw, not at the first pad id:
+            # pad may equal EOS or UNK, and without an EOS transformers does not pad finished rows at all
+            hit = stops.stopped_at[row] if stops else None
+            end = hit if hit is not None else next((i + 1 for i, t in enumerate(generated) if t in eos_ids), None)
+            tokens = generated[:end] if end is not None else generated  # the model's EOS counts as generated
+            ended = hit is None and end is not None
             text, stopped = cut_at_stop(self.tokenizer.decode(tokens, skip_special_tokens=True), stop)
             reason = "stop" if stopped or ended or len(tokens) < cap else "length"
             results.append(Generation(text, len(prompt), len(tokens), reason))
