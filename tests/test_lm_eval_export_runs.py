@@ -32,7 +32,7 @@ EXPORTS = {  # the README's two forms, the second without --tasks (the same file
 def harness_model(tmp_path_factory: pytest.TempPathFactory, one_torch_thread) -> Any:
     from lm_eval.models.huggingface import HFLM
 
-    from nlue.tiny_models import save_tiny_causal_lm
+    from nlue.lm.tiny import save_tiny_causal_lm
 
     folder = save_tiny_causal_lm(tmp_path_factory.mktemp("lm") / "gpt2", "gpt2", seed=3)
     return HFLM(pretrained=str(folder), dtype="float32", device="cpu", batch_size=8)  # loaded once for every run

@@ -4,9 +4,9 @@ Generation code that works with one tokenizer can fail with another: each kind d
 of tokens differently (bytes glued into characters, a leading space dropped, ``##`` pieces
 joined), and transformers' own stop strings crash on a vocabulary with no Latin letters.
 So the tests run the local backend against each kind here, all trained on
-:func:`nlue.tiny_models.sample_corpus` with no download:
+:func:`nlue.lm.tiny.sample_corpus` with no download:
 
-* ``byte_level`` - GPT-2/Llama-3 style byte-level BPE (what :mod:`nlue.tiny_models` makes);
+* ``byte_level`` - GPT-2/Llama-3 style byte-level BPE (what :mod:`nlue.lm.tiny` makes);
 * ``sentencepiece_bpe_fallback`` - Llama-2/Mistral style: Metaspace ``▁`` words, BPE, and
   ``<0x..>`` byte tokens for characters outside the vocabulary (Urdu and most Latin here);
 * ``sentencepiece_bpe`` - the same without byte fallback: such characters become ``<unk>``;
@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from nlue.tiny_models import CausalFamily, sample_corpus, tiny_causal_config, train_causal_tokenizer
+from nlue.lm.tiny import CausalFamily, sample_corpus, tiny_causal_config, train_causal_tokenizer
 
 TokenizerKind = Literal[
     "byte_level", "sentencepiece_bpe_fallback", "sentencepiece_bpe", "sentencepiece_unigram", "wordpiece", "devanagari"
