@@ -67,7 +67,9 @@ class FaultState:
     in_flight: int = 0
     max_in_flight: int = 0
     delay: float = 0.0  # added to every answer, to make concurrency observable
+    one_at_a_time: bool = False  # answer requests one after another, as plain `transformers serve` does
     lock: threading.Lock = field(default_factory=threading.Lock)
+    serial: threading.Lock = field(default_factory=threading.Lock)
 
     def next_fault(self, raw: str) -> str:
         with self.lock:
@@ -179,6 +181,13 @@ class _Handler(BaseHTTPRequestHandler):
                 state.in_flight -= 1
 
     def _answer(self, path: str, request: dict[str, Any], fault: str, state: FaultState) -> None:
+        if state.one_at_a_time:
+            with state.serial:  # the next request waits for this one's whole answer
+                self._answer_now(path, request, fault, state)
+        else:
+            self._answer_now(path, request, fault, state)
+
+    def _answer_now(self, path: str, request: dict[str, Any], fault: str, state: FaultState) -> None:
         if state.delay:
             time.sleep(state.delay)
         name, _, arg = fault.partition(":")

@@ -114,3 +114,35 @@ def test_a_masked_lm_scores_by_pseudo_log_likelihood_and_is_refused_generation(s
     saved = _read(tmp_path / "results" / "tiny-bert__en-0shot" / "sa.json")
     model = saved["hyperparameters"]["model"]
     assert model["backend"] == "masked-lm" and model["capabilities"]["exact_loglikelihood"] is False
+
+
+@pytest.mark.parametrize("one_at_a_time", [True, False])
+def test_a_server_that_answers_one_at_a_time_is_said_once(fault_server, caplog, one_at_a_time: bool) -> None:
+    from nlue.lm.base import GenerationRequest
+    from nlue.lm.http import OpenAICompatibleLM
+
+    fault_server.state.delay, fault_server.state.one_at_a_time = 0.2, one_at_a_time  # an answer takes 0.2 s
+    lm = OpenAICompatibleLM("m", fault_server.base_url, concurrency=6, show_progress=False)
+    lm.generate([GenerationRequest(prompt=f"प्रश्न {i}") for i in range(24)])
+    said = [r.getMessage() for r in caplog.records if "one request at a time" in r.getMessage()]
+    assert len(said) == (1 if one_at_a_time else 0)
+    if one_at_a_time:
+        assert "Run with --concurrency 1" in said[0] and "6 requests in flight" in said[0]
+    pace = lm.describe().settings["pace"]
+    assert pace["looks_serial"] is one_at_a_time and pace["lone_latency_s"] is not None
+    first = fault_server.state.records[0].started
+    assert all(r.started >= first for r in fault_server.state.records[1:])  # the first requests went alone
+
+
+def test_each_retry_is_logged_once_with_its_cause_and_counted(fault_server, caplog) -> None:
+    from nlue.lm.base import GenerationRequest
+    from nlue.lm.http import OpenAICompatibleLM
+
+    fault_server.state.script = ["500", "429:0", "drop", "ok"]
+    lm = OpenAICompatibleLM("m", fault_server.base_url, concurrency=1, backoff_base=0.01, show_progress=False)
+    (answer,) = lm.generate([GenerationRequest(prompt="नमस्ते")])
+    assert answer.finish_reason == "stop"
+    logged = [r.getMessage() for r in caplog.records if r.getMessage().startswith("retry ")]
+    assert [line.split("(cause: ")[1].split(")")[0] for line in logged] == ["http-5xx", "http-429", "connection"]
+    retries = lm.describe().settings["retries"]
+    assert retries["retries"] == 3 and retries["retries_by_cause"] == {"connection": 1, "http-429": 1, "http-5xx": 1}

@@ -324,6 +324,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         args.model, tasks, args.dataset, args.split, args.results_dir or default_results_dir(), args.batch_size,
         args.bootstrap_resamples, args.seed, args.name, show_progress=not args.quiet,
     )  # fmt: skip
+    from nlue.data.access import is_sample
+    from nlue.data.sample import SAMPLE_DATA_NOTE
+
+    if is_sample(args.dataset):
+        print(SAMPLE_DATA_NOTE)
     for task, score in summary["task_scores"].items():
         print(f"{task:<6} {score:.4f}")
     for task, reason in summary["skipped"].items():

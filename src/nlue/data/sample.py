@@ -16,6 +16,8 @@ from nlue.errors import NlueError
 from nlue.registry.tasks import TASK_NAMES, TASKS, TaskSpec
 
 SAMPLE_TAG = "sample-data"  # the card tag `nlue build` gives a build of the embedded sample
+# What every command that scores prints when the data is the sample, so a number is never mistaken for a result.
+SAMPLE_DATA_NOTE = "SAMPLE DATA: scored on the embedded sample, these numbers mean nothing about the model"
 
 
 def sample_data_dir() -> Path:

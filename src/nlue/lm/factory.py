@@ -45,10 +45,9 @@ def require(model: Any, mode: str, what: str = "this evaluation") -> Capabilitie
     if problem is None:
         return found
     description: ModelDescription = model.describe()
-    raise NlueError(
-        f"{description.model} ({description.backend}) cannot run {what} in --mode {mode}: {problem}. "
-        + _what_would_work(description, found, mode)
-    )
+    advice = _what_would_work(description, found, mode)
+    raise NlueError(f"{description.model} ({description.backend}) cannot run {what} in --mode {mode}: {problem}" +
+                    (f"; {advice}" if advice else "."))  # fmt: skip
 
 
 def _what_would_work(description: ModelDescription, found: Capabilities, mode: str) -> str:

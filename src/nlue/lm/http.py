@@ -135,6 +135,7 @@ class OpenAICompatibleLM:
                 "max_consecutive_failures": self.max_consecutive_failures,
                 "usage": self.usage.summary(),
                 "retries": self.retries.summary(),
+                "pace": self.pace.summary(),
             },
         )
 

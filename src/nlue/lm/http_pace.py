@@ -24,6 +24,7 @@ logger = logging.getLogger(__name__)
 
 SERIAL_SHARE = 0.6  # median busy latency >= 0.6 x concurrency x the lone latency: one at a time
 MIN_CONCURRENCY = 3  # below this the two cases are too close to tell
+LONE_REQUESTS = 2  # sent alone first; the faster gives the reference
 
 
 @dataclass
@@ -31,6 +32,7 @@ class PaceWatch:
     concurrency: int
     timeout: float
     lone_latency: float | None = None
+    lone_latencies: list[float] = field(default_factory=list)
     busy_latencies: list[float] = field(default_factory=list)
     warned: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -44,7 +46,9 @@ class PaceWatch:
         """One answered request: its round-trip time and how many requests were in flight when it left."""
         with self._lock:
             if in_flight <= 1 and self.lone_latency is None:
-                self.lone_latency = latency
+                self.lone_latencies.append(latency)
+                if len(self.lone_latencies) == LONE_REQUESTS:
+                    self.lone_latency = min(self.lone_latencies)
                 return
             if in_flight >= self.concurrency:
                 self.busy_latencies.append(latency)
@@ -54,7 +58,7 @@ class PaceWatch:
         """The lone request failed: go on at full concurrency without the reference."""
         with self._lock:
             if self.lone_latency is None:
-                self.lone_latency = float("nan")
+                self.lone_latency = min(self.lone_latencies, default=float("nan"))
 
     def _check(self) -> None:
         lone = self.lone_latency

@@ -28,7 +28,7 @@ from nlue.lm.base import Generation, GenerationRequest, Loglikelihood, Loglikeli
 from nlue.lm.description import Capabilities, ModelDescription
 from nlue.lm.journal import Journal, JournalledCall, open_journal
 from nlue.lm.local_scoring import PairEncoder, PrefixSharingScorer, resolve_max_length
-from nlue.lm.progress import progress_bar
+from nlue.lm.progress import WarningTally, progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -187,7 +187,7 @@ class LocalCausalLM:
 
     # -- generation -------------------------------------------------------------------------------------
 
-    def _prompt_ids(self, request: GenerationRequest) -> list[int]:
+    def _prompt_ids(self, request: GenerationRequest, cuts: WarningTally) -> list[int]:
         if request.messages is not None:
             ids = self.tokenizer.encode(self.render_chat(request.messages), add_special_tokens=False)
         else:
@@ -199,7 +199,7 @@ class LocalCausalLM:
                 f"window of {self.max_length} tokens; ask for fewer new tokens"
             )
         if len(ids) > room:
-            logger.warning(
+            cuts.warn(
                 "prompt of %d tokens cut by %d from the left to fit the model's window", len(ids), len(ids) - room
             )
             ids = ids[-room:]
@@ -219,7 +219,8 @@ class LocalCausalLM:
                 journal, self.name, "generate", self._generation_params(requests), [r.to_dict() for r in requests]
             )
             if call.pending:
-                encoded = [(i, self._prompt_ids(requests[i])) for i in call.pending]
+                with WarningTally(logger, "prompts cut to fit the model's window") as cuts:
+                    encoded = [(i, self._prompt_ids(requests[i], cuts)) for i in call.pending]
                 buckets: dict[tuple[tuple[str, ...], int], list[tuple[int, list[int]]]] = {}
                 for i, ids in encoded:
                     buckets.setdefault((requests[i].stop, requests[i].max_new_tokens), []).append((i, ids))

@@ -38,6 +38,10 @@ def train_main(argv: Sequence[str] | None = None, prog: str = "nlue train") -> i
         print(f"model card : {outcome.card_path}")
         if outcome.merged_dir:
             print(f"merged     : {outcome.merged_dir}")
+        if outcome.result.dataset.get("is_sample"):
+            from nlue.data.sample import SAMPLE_DATA_NOTE
+
+            print(SAMPLE_DATA_NOTE)
         for name, value in outcome.result.metrics.items():
             if not name.endswith(("_ci_low", "_ci_high")):
                 low = outcome.result.metrics.get(f"{name}_ci_low")

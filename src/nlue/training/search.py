@@ -314,6 +314,11 @@ def search_main(argv: list[str] | None = None, prog: str = "nlue search") -> int
     )
     summary = run_search(model_args, data_args, lora_args, recipe_args, search_args, training_args)
     if training_args.process_index == 0:
+        from nlue.data.access import is_sample
+        from nlue.data.sample import SAMPLE_DATA_NOTE
+
+        if is_sample(data_args.dataset):
+            print(SAMPLE_DATA_NOTE)
         print(f"{'rank':>4}  {'preset':>6}  {'learning rate':>13}  {'batch':>5}  {'mean val loss':>13}  {'std':>7}")
         for row in summary["ranking"]:
             print(f"{row['rank']:>4}  {row['preset'] or '-':>6}  {row['learning_rate']:>13g}  {row['batch_size']:>5}  "
