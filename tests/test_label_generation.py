@@ -142,3 +142,37 @@ def test_an_nlue_run_by_generation_writes_scores_and_raw_outputs_with_the_gold_l
         row["strict"]["category"] == gen.WITH_OTHER_TEXT for row in rows
     )
     assert rows[0]["strict"]["label"] in (*words, None)
+
+
+def test_a_nepali_only_vocabulary_model_writes_labels_and_is_scored(sample_build, nediom_build, tmp_path) -> None:
+    """A vocabulary without a Latin letter (some Nepali community models) runs NLUE and neDIOM by generation."""
+    from nlue.cli import main
+    from nlue.lm.tiny_tokenizers import save_tiny_lm_of_kind
+
+    model = save_tiny_lm_of_kind(tmp_path / "devanagari-lm", "devanagari", family="gpt2")  # no chat template
+    results = tmp_path / "results"
+    common = ["--model", str(model), "--mode", "generate", "--prompt-language", "native", "--limit", "4",
+              "--bootstrap", "0", "--results-dir", str(results), "-q"]  # fmt: skip
+    assert main(["llm", "nlue", *common, "--tasks", "sa", "--dataset", str(sample_build.repo_dir)]) == 0
+    assert main(["idioms", "eval", *common, "--setting", "zero-shot", "--context", "S2", "--idiom", "with",
+                 "--dataset", str(nediom_build.repo_dir)]) == 0  # fmt: skip
+    saved = json.loads((results / "devanagari-lm__ne-0shot-generate" / "sa.json").read_text(encoding="utf-8"))
+    assert saved["hyperparameters"]["chat"] is False and saved["hyperparameters"]["stop"] == ["\n"]
+    assert saved["dataset"]["items"] == 4 and 0.0 <= saved["metrics"]["invalid_rate"] <= 1.0
+    assert any(results.glob("devanagari-lm__zero-shot-ne-generate__v1-*/nediom.json"))
+
+
+def test_a_generation_run_resumes_from_its_journal(sample_build, tmp_path, monkeypatch) -> None:
+    from nlue.cli import main
+    from nlue.lm.local import LocalCausalLM
+    from nlue.lm.tiny import save_tiny_causal_lm
+
+    model = save_tiny_causal_lm(tmp_path / "tiny-llama", "llama")
+    argv = ["llm", "nlue", "--model", str(model), "--mode", "generate", "--tasks", "sa", "rte", "--limit", "3",
+            "--dataset", str(sample_build.repo_dir), "--results-dir", str(tmp_path / "results"), "--bootstrap",
+            "0", "--max-new-tokens", "4", "-q"]  # fmt: skip
+    assert main(argv) == 0
+    first = (tmp_path / "results" / "tiny-llama__en-0shot-generate" / "sa" / "raw_outputs.jsonl").read_text()
+    monkeypatch.setattr(LocalCausalLM, "_generate_batch", lambda *a, **k: pytest.fail("asked again"))
+    assert main(argv) == 0  # every answer from the journal: nothing is generated twice
+    assert (tmp_path / "results" / "tiny-llama__en-0shot-generate" / "sa" / "raw_outputs.jsonl").read_text() == first
