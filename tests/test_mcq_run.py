@@ -23,13 +23,14 @@ import pytest
 from nlue.evals.mcq.loglik import OptionScores, loglik_context, option_strings, score_options
 from nlue.evals.mcq.parse import INVALID_CATEGORIES
 from nlue.evals.mcq.prompts import PAPER_SHOTS
-from nlue.evals.mcq.report import mcnemar_exact, prompt_gap
+from nlue.evals.mcq.report import prompt_gap
 from nlue.evals.mcq.run import item_prompts, load_exam, resolve_language, run_mcq, without_gold
 from nlue.evals.nlue_llm import render_prompt
 from nlue.lm.base import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest
 from nlue.lm.description import Capabilities, ModelDescription
 from nlue.registry.kinds.mcq_text import LETTERS
 from nlue.registry.tasks import get_task
+from nlue.scoring.significance import mcnemar_exact
 
 EXAMS = ("mcq_ne", "mcq_ur")
 

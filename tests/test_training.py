@@ -204,7 +204,12 @@ def test_evaluate_command_scores_per_task_checkpoints(tiny_bert: Path, tmp_path:
                  "--bootstrap-resamples", "50"]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert "NLUE score:" in out and "INCOMPLETE, missing: cola, wg" in out
-    assert sorted(p.name for p in (tmp_path / "r" / "m").iterdir()) == ["rte.json", "sa.json"]
+    assert sorted(p.name for p in (tmp_path / "r" / "m").iterdir()) == [
+        "rte.json",
+        "rte.predictions.jsonl",
+        "sa.json",
+        "sa.predictions.jsonl",
+    ]
     sa = json.loads((tmp_path / "r" / "m" / "sa.json").read_text(encoding="utf-8"))
     assert "macro_f1_ci_low" in sa["metrics"]
     # The other spellings of the option: snake case, and the short name nlue gmet takes.

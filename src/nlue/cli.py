@@ -361,6 +361,7 @@ OWN_PARSER_COMMANDS: dict[str, str] = {
     "translate": "nlue.translate.cli",
     "llm": "nlue.evals.llm_cli",
     "idioms": "nlue.idioms.cli",
+    "compare": "nlue.evals.compare_cli",
 }
 
 
@@ -381,6 +382,7 @@ def _add_hf_commands(sub: argparse._SubParsersAction) -> None:
     sub.add_parser("translate", help="translate English GLUE-format sources into Nepali; `nlue translate --help`")
     sub.add_parser("llm", help="evaluate a generative LLM: MCQ exams, NLUE by log-likelihood; `nlue llm --help`")
     sub.add_parser("idioms", help="neDIOM: mine idiom contexts, annotate, draw the few-shot pool; `nlue idioms --help`")
+    sub.add_parser("compare", help="do two or more runs differ? paired tests task by task; `nlue compare --help`")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -70,6 +70,7 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
     paper_reference: dict[str, Any] | None = None
     details: dict[str, Any] = field(default_factory=dict)  # non-numeric extras, e.g. GMET category_accuracy
+    predictions: str | None = None  # the per-item predictions file beside this one (nlue.predictions)
     notes: str = ""
     versions: dict[str, str] = field(default_factory=package_versions)
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
@@ -89,6 +90,11 @@ class RunResult:
     def file_name(self) -> str:
         """``<task>.json``; human-judged GMET scores sit beside the automatic ones as ``gmet.human.json``."""
         return f"{self.task}.human.json" if self.verdicts == "human" else f"{self.task}.json"
+
+    @property
+    def predictions_name(self) -> str:
+        """The per-item predictions file beside the results file: ``<task>[.human].predictions.jsonl``."""
+        return self.file_name.removesuffix(".json") + ".predictions.jsonl"
 
 
 def primary_from_metrics(task: str, metrics: Mapping[str, float]) -> float | None:
@@ -124,8 +130,6 @@ def default_results_dir() -> Path:
     quickstart), and the one ``nlue space`` reads by default, so a run shows up in the Space
     without options. ``--results-dir`` chooses another.
     """
-    import os
-
     return Path(os.environ.get(RESULTS_VARIABLE) or DEFAULT_RESULTS)
 
 

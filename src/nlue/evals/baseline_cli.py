@@ -10,13 +10,10 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from nlue import cli_support
 from nlue.data.access import is_sample, load_task, resolve_dataset
@@ -25,6 +22,7 @@ from nlue.lm.backends import BASELINE_CLASSIFIER
 from nlue.lm.baselines.tfidf import DEFAULT_NAME, MODEL_ID, NOTES
 from nlue.lm.factory import load_model
 from nlue.lm.spec import ModelSpec
+from nlue.predictions import attach, prediction_rows
 from nlue.registry.tasks import TASK_NAMES, TASKS, TaskSpec, get_task
 from nlue.results import RESULTS_DIR_HELP, RunResult, default_results_dir, write_result
 from nlue.scoring import score_task
@@ -42,24 +40,8 @@ def resolve_tasks(tasks: str | Sequence[str]) -> list[TaskSpec]:
     return [get_task(name) for name in names]
 
 
-def _write_predictions(path: Path, rows: list[dict[str, Any]]) -> Path:
-    """One JSON line per test item, written to a temporary file and moved into place."""
-    import json
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
 def predictions_path(results_dir: Path, task: str, name: str = DEFAULT_NAME) -> Path:
-    """Beside the results file; ``.jsonl``, which results readers (they read ``*.json``) pass by."""
+    """Beside the results file (:mod:`nlue.predictions`); ``.jsonl``, which results readers pass by."""
     return Path(results_dir) / name / f"{task}.predictions.jsonl"
 
 
@@ -89,11 +71,8 @@ def run_task(
         task.name, predictions.tolist(), references.tolist(), bootstrap_resamples=bootstrap_resamples or None, seed=seed
     )
     scored = time.perf_counter()
-    ids = test["idx"] if "idx" in test.column_names else range(test.num_rows)
-    rows = [{"idx": int(i), "prediction": p} for i, p in zip(ids, predictions.tolist(), strict=True)]
-    if task.kind.has_classes:
-        rows = [{**row, "label": task.label_names[row["prediction"]]} for row in rows]
-    written = _write_predictions(predictions_path(results_dir, task.name, name), rows)
+    extras = [{"label": task.label_names[int(p)]} for p in predictions] if task.kind.has_classes else None
+    rows = prediction_rows(task, list(test), predictions.tolist(), references.tolist(), extras)
     result = RunResult(
         task=task.name, model=MODEL_ID, kind="baseline",
         metrics={k: v for k, v in scores.items() if isinstance(v, float)},
@@ -102,11 +81,12 @@ def run_task(
         hyperparameters=baseline.hyperparameters(), seed=seed, validation_metrics=validation_metrics,
         timings={"load_seconds": round(loaded - started, 3), "fit_seconds": round(fitted - loaded, 3),
                  "predict_seconds": round(predicted - fitted, 3), "score_seconds": round(scored - predicted, 3)},
-        details={"predictions_file": written.name, "selection": dict(baseline.selection),
+        details={"selection": dict(baseline.selection),
                  "bootstrap_resamples": bootstrap_resamples,
                  "items": {split: ds.num_rows for split, ds in splits.items()}},
         notes=NOTES,
     )  # fmt: skip
+    attach(result, rows, Path(results_dir), name)
     write_result(result, Path(results_dir), name)
     logger.info("%s: %s %.3f (%s=%g, fit %.1f s)", task.name, result.primary_metric, result.primary_score or math.nan,
                 baseline.strength_name, baseline.strength, fitted - loaded)  # fmt: skip

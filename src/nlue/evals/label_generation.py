@@ -178,6 +178,17 @@ def _statistic(num_labels: int) -> Any:
     return statistic
 
 
+def generation_problem(labels: Sequence[int | None], references: Sequence[int], num_labels: int) -> Any:
+    """Label ids (None: an invalid answer) against gold ids, as a scoring problem (intervals, paired tests)."""
+    from nlue.scoring import ScoringProblem
+
+    outputs = np.asarray([num_labels if label is None else label for label in labels], dtype=np.int64)
+    gold = np.asarray(references, dtype=np.int64)
+    if gold.shape != outputs.shape or gold.min() < 0 or gold.max() >= num_labels:
+        raise NlueError(f"gold labels must be {len(labels)} ids from 0 to {num_labels - 1}")
+    return ScoringProblem(outputs, gold, _statistic(num_labels), METRICS, value_range=(0.0, 1.0))
+
+
 def label_scores(
     parses: Sequence[LabelParse],
     references: Sequence[int],
@@ -186,16 +197,11 @@ def label_scores(
     seed: int | None,
 ) -> dict[str, float]:
     """The scores of strictly parsed answers against the gold labels, with 95% intervals and invalid counts."""
-    from nlue.scoring import ScoringProblem
     from nlue.scoring.bootstrap import scores_with_intervals
 
     if not parses:
         raise NlueError("no answers to score")
-    outputs = np.asarray([num_labels if p.label is None else p.label for p in parses], dtype=np.int64)
-    gold = np.asarray(references, dtype=np.int64)
-    if gold.shape != outputs.shape or gold.min() < 0 or gold.max() >= num_labels:
-        raise NlueError(f"gold labels must be {len(parses)} ids from 0 to {num_labels - 1}")
-    problem = ScoringProblem(outputs, gold, _statistic(num_labels), METRICS, value_range=(0.0, 1.0))
+    problem = generation_problem([p.label for p in parses], references, num_labels)
     scores = scores_with_intervals(problem, None, bootstrap_resamples, seed=seed)
     counts = dict.fromkeys(INVALID_CATEGORIES, 0)
     for parse in parses:

@@ -47,6 +47,7 @@ def run_nlue_generation(
 ) -> dict[str, Any]:
     """Ask ``model`` for a label of every test item of each task; write the results and raw outputs per task."""
     from nlue.data.access import dataset_description, load_task
+    from nlue.predictions import attach, prediction_rows
     from nlue.results import RunResult, write_result
 
     results: dict[str, RunResult] = {}
@@ -93,6 +94,9 @@ def run_nlue_generation(
             },
             notes=NOTES,
         )
+        extras = [{"output": r["output"], "verdict": r["verdict"], "category": r["strict"]["category"]} for r in rows]
+        item_rows = prediction_rows(task, items, [p.label for p in strict], references, extras)
+        attach(result, item_rows, Path(results_dir), name)
         write_result(result, Path(results_dir), name)
         results[task.name] = result
         logger.info("%s: macro_f1 %.4f, invalid %.1f%% on %d items", task.name, metrics["macro_f1"],

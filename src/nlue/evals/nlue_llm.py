@@ -157,6 +157,7 @@ def run_nlue_llm(
     from pathlib import Path
 
     from nlue.data.access import dataset_description, load_task
+    from nlue.predictions import attach, prediction_rows
     from nlue.results import RunResult, write_result
 
     results: dict[str, RunResult] = {}
@@ -186,6 +187,10 @@ def run_nlue_llm(
                 "log-likelihood argmax, acc_norm_chars/acc_norm_bytes normalised by the label word's length."
             ),
         )
+        extras = [{"loglikelihoods": dict(zip(scores.choices, np.round(row, 5).tolist(), strict=True))}
+                  for row in scores.loglikelihoods]  # fmt: skip
+        rows = prediction_rows(task, list(test), scores.predictions.tolist(), test[str(task.label_field)], extras)
+        attach(result, rows, Path(results_dir), name)
         write_result(result, Path(results_dir), name)
         results[task.name] = result
         logger.info("%s: macro_f1 %.4f on %d items", task.name, metrics["macro_f1"], test.num_rows)

@@ -272,7 +272,8 @@ def write_run(
     """
     from nlue.gmet.judging import write_record_files
     from nlue.gmet.sheet import SheetItem, SheetRun, write_sheet
-    from nlue.results import write_json_atomic, write_result
+    from nlue.predictions import attach
+    from nlue.results import model_slug, write_json_atomic, write_result
 
     out.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}
@@ -318,5 +319,28 @@ def write_run(
     }
     paths["run"] = write_json_atomic(out / "run.json", summary)
     if results_dir is not None and run.verdicts is not None:
-        paths["result"] = write_result(run_result(run), Path(results_dir), name)
+        result = run_result(run)
+        folder = name or model_slug(result.model)
+        paths["predictions"] = attach(result, prediction_rows_of(run), Path(results_dir), folder)
+        paths["result"] = write_result(result, Path(results_dir), folder)
     return paths
+
+
+def prediction_rows_of(run: GmetRun) -> list[dict[str, Any]]:
+    """The run's per-item rows in the shared schema (nlue.predictions): the top word, the ranking, the verdict."""
+    from nlue.predictions import prediction_rows
+    from nlue.registry.tasks import TASKS
+
+    items = [{"idx": item.id, "sentence": item.sentence} for item in run.items]
+    verdicts = run.verdicts if run.verdicts is not None else [None] * len(run.items)
+    extras = [
+        {
+            "top_k": p.top_k,
+            "scores": [round(float(v), 5) for v in p.scores],
+            "verdict": verdict,
+            "category": item.category,
+        }
+        for item, p, verdict in zip(run.items, run.predictions, verdicts, strict=True)
+    ]
+    golds = [list(item.answers) for item in run.items]
+    return prediction_rows(TASKS["gmet"], items, [p.prediction for p in run.predictions], golds, extras)

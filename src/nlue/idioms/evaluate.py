@@ -229,24 +229,27 @@ def zero_shot_label(setting: str, language: str, mode: str) -> str:
 
 
 def _generated(scorer: Any, test: Sequence[Mapping[str, Any]], ids: list[str], refs: np.ndarray,
-               variant: InputVariant, request: EvalRequest, folder: str, resamples: int | None) -> tuple[dict, dict]:  # fmt: skip
+               variant: InputVariant, request: EvalRequest, folder: str,
+               resamples: int | None) -> tuple[dict, dict, list[dict]]:  # fmt: skip
     """Metrics and details of one variant answered by generation; its raw outputs, gold last, beside the results."""
     from nlue.evals import label_generation as gen
 
     prompts, outputs, words = scorer.answers(test, variant, request.language)
     gen.require_answers(outputs, f"{request.task.name} {variant.name}")
     strict, lenient, rows = gen.answer_rows(ids, prompts, outputs, words, refs.tolist())
+    extras = [{"output": r["output"], "verdict": r["verdict"], "category": r["strict"]["category"]} for r in rows]
     metrics = gen.label_scores(strict, refs.tolist(), len(words), resamples, request.seed)
     raw = gen.write_rows(request.results_dir / folder / request.task.name / "raw_outputs.jsonl", rows)
     details = {"predictions": [p.label for p in strict], "label_words": list(words),
                "invalid_categories": dict(gen.INVALID_CATEGORIES), "lenient": gen.lenient_summary(lenient, refs.tolist()),
                "files": {"raw_outputs": str(raw.relative_to(request.results_dir))}}  # fmt: skip
-    return metrics, details
+    return metrics, details, extras
 
 
 def run_eval(request: EvalRequest) -> EvalReport:
     """Score every chosen variant in every chosen setting; write one results file per cell."""
     from nlue.idioms.split import shots
+    from nlue.predictions import attach, prediction_rows
     from nlue.results import write_result
 
     if not request.seeds:
@@ -269,8 +272,9 @@ def run_eval(request: EvalRequest) -> EvalReport:
                 scorer = scorer or request.zero_shot()
                 folder = variant_folder(request.name, zero_shot_label(setting, request.language, scorer.mode), variant)
                 if scorer.mode == "generate":
-                    metrics, more = _generated(scorer, test, ids, refs, variant, request, folder, resamples)
+                    metrics, more, extras = _generated(scorer, test, ids, refs, variant, request, folder, resamples)
                     details |= more
+                    predicted: list[Any] = more["predictions"]
                     extra = {"prompt_language": request.language, "mode": "generate", "scorer": scorer.describe(),
                              "primary": "macro-F1 of the strictly parsed answers (an invalid answer is wrong)"}  # fmt: skip
                 else:
@@ -278,6 +282,9 @@ def run_eval(request: EvalRequest) -> EvalReport:
                     metrics = zero_shot_metrics(request.task, scores, refs, resamples, request.seed)
                     details |= {"predictions": scores.predictions.tolist(), "label_words": list(scores.choices),
                                 "loglikelihoods": np.round(scores.loglikelihoods, 4).tolist()}  # fmt: skip
+                    predicted = scores.predictions.tolist()
+                    extras = [{"loglikelihoods": dict(zip(scores.choices, np.round(row, 4).tolist(), strict=True))}
+                              for row in scores.loglikelihoods]  # fmt: skip
                     extra = {"prompt_language": request.language, "mode": "loglik", "primary": "summed log-likelihood",
                              "scorer": scorer.describe()}  # fmt: skip
                 cell = Cell(setting, variant, metrics["macro_f1"], metrics.get("macro_f1_ci_low"),
@@ -290,12 +297,16 @@ def run_eval(request: EvalRequest) -> EvalReport:
                             "training_item_ids": [str(t.get("id")) for t in train],
                             "predictions": predictions.tolist()}  # fmt: skip
                 extra = {"seeds": list(request.seeds), **request.few_shot.describe()}
+                predicted = predictions.T.tolist()  # per item, one prediction per seed
+                extras = [{"seeds": list(request.seeds)}] * len(test)
                 cell = Cell(setting, variant, metrics["macro_f1"], metrics.get("macro_f1_ci_low"),
                             metrics.get("macro_f1_ci_high"), metrics.get("macro_f1_sd"), len(per_seed))  # fmt: skip
             result = _result(request, setting, variant, metrics, details, description, extra)
             result.timings = {"seconds": round(time.perf_counter() - started, 3)}
             if k:
                 folder = variant_folder(request.name, setting, variant)
+            rows = prediction_rows(request.task, test, predicted, refs.tolist(), extras)
+            attach(result, rows, request.results_dir, folder)
             paths.append(write_result(result, request.results_dir, folder))
             cells.append(cell)
             logger.info("%s %s: macro-F1 %s", setting, variant.name, cell.text())

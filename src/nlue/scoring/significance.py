@@ -19,6 +19,8 @@ whose value is not an average of per-item scores.
 from __future__ import annotations
 
 import logging
+import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
 
@@ -141,3 +143,27 @@ def _bootstrap_differences(
         rows = resample_indices(rng, problem_a.n_items, size, problem_a.group_sizes)
         parts.append(problem_a.evaluate(rows)[metric] - problem_b.evaluate(rows)[metric])
     return np.concatenate(parts)
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant items: right only for A, right only for B.
+
+    Under the null hypothesis each discordant item is A's with probability 1/2, so the count is
+    Binomial(n, 1/2) (scipy's ``binomtest(only_a, n).pvalue``, without scipy).
+    """
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(only_a, only_b) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of a family of p-values (statsmodels' ``multipletests(method="holm")``)."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [0.0] * len(p_values)
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted

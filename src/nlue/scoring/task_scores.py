@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from nlue.errors import NlueError
 from nlue.registry.tasks import get_task
 from nlue.scoring.bootstrap import DEFAULT_CONFIDENCE_LEVEL, DEFAULT_SEED, scores_with_intervals
@@ -106,6 +108,25 @@ def score_r_squared(
     """R² of raw predicted scores against reference scores."""
     problem = regression_problem(predictions, references, ("r2",))
     return scores_with_intervals(problem, None, bootstrap_resamples, confidence_level, seed)
+
+
+def seed_mean_problem(task: str, predictions_by_seed: Any, references: Any) -> ScoringProblem:
+    """Predictions of several training seeds (items x seeds) as one problem whose metrics are the seeds' mean.
+
+    Items, not seeds, are what a bootstrap or a paired test resamples: each resampled item keeps all its
+    seeds' predictions, so an interval is about the test items and the spread over seeds stays inside it.
+    """
+    table = np.asarray(predictions_by_seed)
+    if table.ndim != 2 or table.shape[1] < 1:
+        raise NlueError(f"predictions by seed must be items x seeds, got shape {table.shape}")
+    first, _ = build_problem(task, table[:, 0], references)
+    codes = np.stack([build_problem(task, table[:, s], references)[0].outputs for s in range(table.shape[1])], axis=-1)
+
+    def mean_over_seeds(outputs: np.ndarray, refs: np.ndarray | None) -> dict[str, np.ndarray]:
+        runs = [first.statistic(outputs[..., s], refs) for s in range(outputs.shape[-1])]
+        return {name: np.mean([run[name] for run in runs], axis=0) for name in first.metrics}
+
+    return ScoringProblem(codes, first.references, mean_over_seeds, first.metrics, value_range=first.value_range)
 
 
 def compare_systems(

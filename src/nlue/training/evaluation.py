@@ -16,6 +16,7 @@ from typing import Any
 from nlue.data.access import dataset_description, load_task
 from nlue.errors import NlueError
 from nlue.lm.checkpoints import is_checkpoint
+from nlue.predictions import attach
 from nlue.registry.tasks import TASK_NAMES, TaskSpec, get_task
 from nlue.results import RunResult, default_results_dir, model_slug, write_result
 
@@ -41,7 +42,8 @@ def evaluate_task(
     seed: int,
     *,
     show_progress: bool = True,
-) -> RunResult:
+) -> tuple[RunResult, list[dict[str, Any]]]:
+    """The task's results and its per-item prediction rows (nlue.predictions)."""
     from transformers import AutoConfig
 
     from nlue.lm.backends import CLASSIFIER
@@ -50,7 +52,7 @@ def evaluate_task(
     from nlue.lm.spec import ModelSpec
     from nlue.scoring import score_task
     from nlue.training.modeling import check_label_mapping, has_task_labels
-    from nlue.training.predict import logits_to_predictions, predict_logits
+    from nlue.training.predict import logit_rows, logits_to_predictions, predict_logits
 
     if not is_adapter_folder(checkpoint):
         config = AutoConfig.from_pretrained(checkpoint)
@@ -69,7 +71,7 @@ def evaluate_task(
     metrics = score_task(
         task.name, predictions, rows[task.label_field], bootstrap_resamples=bootstrap_resamples or None, seed=seed
     )
-    return RunResult(
+    result = RunResult(
         task=task.name,
         model=checkpoint,
         kind="fine-tune",
@@ -78,6 +80,7 @@ def evaluate_task(
         timings={"predict_seconds": round(seconds, 3), "items_per_second": round(len(rows) / max(seconds, 1e-9), 1)},
         seed=seed,
     )
+    return result, logit_rows(task, list(rows), logits)
 
 
 def run_evaluation(
@@ -110,7 +113,7 @@ def run_evaluation(
     for task_name, checkpoint in checkpoints.items():
         task = get_task(task_name)
         try:
-            result = evaluate_task(
+            result, item_rows = evaluate_task(
                 checkpoint, task, dataset, split, batch_size, bootstrap_resamples, seed, show_progress=show_progress
             )
         except NlueError as exc:
@@ -118,6 +121,7 @@ def run_evaluation(
                 raise
             skipped[task_name] = str(exc)  # reported by the caller
             continue
+        attach(result, item_rows, results_dir, slug)
         write_result(result, results_dir, slug)
         scored[task_name] = result.metrics
     summary = nlue_score(scored, tasks=wanted).as_dict()

@@ -190,3 +190,13 @@ def probabilities(logits: np.ndarray) -> np.ndarray:
     shifted = logits - logits.max(axis=-1, keepdims=True)
     exp = np.exp(shifted)
     return exp / exp.sum(axis=-1, keepdims=True)
+
+
+def logit_rows(task: TaskSpec, items: list[dict[str, Any]], logits: np.ndarray) -> list[dict[str, Any]]:
+    """Per-item prediction rows (:mod:`nlue.predictions`) of a classifier's outputs: the prediction, the logits."""
+    from nlue.predictions import prediction_rows
+
+    predictions = logits_to_predictions(task, logits)
+    golds = [item[str(task.label_field)] for item in items]
+    extras = [{"logits": np.round(row, 5)} for row in logits] if task.kind.has_classes else None
+    return prediction_rows(task, items, predictions, golds, extras)

@@ -27,10 +27,12 @@ import numpy as np
 
 from nlue.data.access import dataset_description, load_task
 from nlue.errors import NlueError
+from nlue.predictions import attach
 from nlue.registry.tasks import TaskSpec
 from nlue.results import RunResult, default_results_dir, model_slug, result_path
 from nlue.training.args import DataArguments, LoraArguments, ModelArguments, NlueTrainingArguments, RecipeArguments
 from nlue.training.modeling import trainable_task
+from nlue.training.predict import logit_rows
 from nlue.training.recipe import (
     build_trainer,
     last_checkpoint,
@@ -82,6 +84,7 @@ class TrainedRun:
     validation: dict[str, float]
     test_metrics: dict[str, Any]
     timings: dict[str, float] = field(default_factory=dict)
+    prediction_rows: list[dict[str, Any]] = field(default_factory=list)  # per test item (nlue.predictions)
 
 
 def default_output_dir(model: str, task: TaskSpec) -> Path:
@@ -158,8 +161,12 @@ def train_run(
         seed=run.training_args.seed,
     )
     timings = {"train_seconds": round(train_seconds, 3), "test_seconds": round(time.perf_counter() - started, 3)}
+    logits = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
+    rows = logit_rows(task, list(raw[test_split]), np.asarray(logits, dtype=np.float64))
     return (
-        TrainedRun(trainer, tokenizer, trained, test_split, train_output.metrics, validation, test_metrics, timings),
+        TrainedRun(
+            trainer, tokenizer, trained, test_split, train_output.metrics, validation, test_metrics, timings, rows
+        ),
         raw,
     )
 
@@ -235,6 +242,9 @@ def save_run(
     card_path = output_dir / "README.md"
     shared = result_path(result, run.results_dir)
     if trainer.is_world_process_zero():
+        # The per-item predictions go beside both copies of the results file, which name them.
+        rows_path = attach(result, trained.prediction_rows, run.results_dir, shared.parent.name)
+        shutil.copyfile(rows_path, output_dir / rows_path.name)
         write_json_atomic(own_results, result.to_dict())
         shared.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(own_results, shared)  # the leaderboard's copy: the same bytes, written once

@@ -35,7 +35,7 @@ from nlue.evals.mcq.score import GROUPS, score_answers
 from nlue.registry.kinds.mcq_text import LETTERS
 from nlue.registry.kinds.multiple_choice import INVALID_PREDICTION, key_letter, multiple_choice_problem
 from nlue.registry.mcq import format_invalid_rate
-from nlue.scoring.significance import paired_test
+from nlue.scoring.significance import mcnemar_exact, paired_test
 from nlue.text_table import text_table
 
 RAW_OUTPUTS = "raw_outputs.jsonl"
@@ -233,15 +233,6 @@ def plot_domains(path: Path, rows: Sequence[Mapping[str, Any]], overall: float, 
 
 
 # ------------------------------------------------------------------ English vs native
-def mcnemar_exact(native_only: int, english_only: int) -> float:
-    """Two-sided exact McNemar p-value: the discordant items under Binomial(n, 1/2)."""
-    n = native_only + english_only
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(native_only, english_only) + 1)) / 2**n
-    return min(1.0, 2 * tail)
-
-
 def _prediction(row: Mapping[str, Any]) -> int:
     return LETTERS.index(row["key"]) if row.get("verdict") in ("correct", "wrong") else INVALID_PREDICTION
 

@@ -226,6 +226,18 @@ def _loglik(model, task, items, language, shots, pool, choices, seed):
     return [prompt_hash(c) for c in contexts], answers, scores.parses(visible), scores.normalised_accuracy(references)
 
 
+def _prediction_rows(task: TaskSpec, items: Sequence[Mapping[str, Any]], strict: Sequence[Any],
+                     answers: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:  # fmt: skip
+    """Per-item rows in the shared schema (nlue.predictions): the key letter (None when invalid), the gold letter."""
+    from nlue.predictions import prediction_rows
+    from nlue.registry.kinds.multiple_choice import key_letter
+
+    predictions = [parse.key if parse.valid else None for parse in strict]
+    extras = [{**answer, "category": parse.category} for answer, parse in zip(answers, strict, strict=True)]
+    golds = [key_letter(item[str(task.label_field)]) for item in items]
+    return prediction_rows(task, items, predictions, golds, extras)
+
+
 def _metrics(summary: Mapping[str, Any], extra: Mapping[str, float]) -> dict[str, float]:
     """The numeric metrics (the leaderboard reads numbers only): headline numbers, intervals, invalid counts."""
     metrics = {k: float(v) for k, v in summary.items() if k.startswith(HEADLINE) and isinstance(v, int | float)}
@@ -283,6 +295,7 @@ def run_mcq(
     results_dir = Path(results_dir) if results_dir is not None else default_results_dir()
     from nlue.data.access import dataset_description
     from nlue.evals.nlue_llm import llm_kind
+    from nlue.predictions import attach
     from nlue.results import RunResult, write_result
 
     spec = exam_task(task)
@@ -347,6 +360,7 @@ def run_mcq(
             "(details.lenient) is a diagnostic and never enters these numbers."
         ),
     )
+    attach(result, _prediction_rows(spec, items, strict, answers), Path(results_dir), this_name)
     result_path = write_result(result, Path(results_dir), this_name)
     logger.info("%s: accuracy over all items %.4f on %d items", this_name, summary["accuracy_all_items"], len(items))
     return McqRun(result, result_path, folder, this_name, language, tables, files, gap)

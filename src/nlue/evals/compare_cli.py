@@ -1,0 +1,90 @@
+"""`nlue compare RUN RUN [RUN ...]`: do the runs differ, task by task, on the items they were all scored on?
+
+    nlue compare build/results/xlmr-base build/results/muril
+    nlue compare build/results/gpt2__en-0shot build/results/gpt2__ne-0shot --tasks sa rte --json gap.json
+
+A RUN is a results folder (``<results-dir>/<name>``) or just its name inside the results folder.
+Each line: the task's primary metric for A and B, the difference A - B with its 95% paired
+bootstrap interval and p-value, the exact McNemar test on the items only one run got right, and
+both p-values after Holm's correction across the pair's tasks. "differ" means the Holm-corrected
+bootstrap p-value is below --alpha. See :mod:`nlue.evals.compare` for the definitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from nlue.cli_support import add_logging_options, run_with_parser
+from nlue.evals.compare import DEFAULT_RESAMPLES, TaskComparison, compare_runs
+from nlue.results import RESULTS_DIR_HELP, default_results_dir, write_json_atomic
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nlue compare",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="two or more run folders, or their names")
+    parser.add_argument("--tasks", nargs="+", metavar="TASK", help="only these tasks (default: every shared task)")
+    parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP + "; where a RUN given by name is found")
+    parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, help="bootstrap draws (%(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (%(default)s)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="level for 'differ' after Holm (%(default)s)")
+    parser.add_argument("--json", type=Path, help="also write every comparison to this JSON file")
+    add_logging_options(parser)
+    return parser
+
+
+def _folder(run: str, results_dir: Path) -> Path:
+    path = Path(run)
+    return path if path.is_dir() or not (results_dir / run).is_dir() else results_dir / run
+
+
+def _number(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else ("<0.001" if value < 0.001 else f"{value:.3f}")
+
+
+def table(comparisons: Sequence[TaskComparison], alpha: float) -> str:
+    header = ("task", "metric", "A", "B", "A-B", "95% CI", "p", "p Holm", "McNemar p", "Holm", "items", "verdict")
+    lines = [header]
+    for c in comparisons:
+        interval = f"[{_number(c.ci_low, True)}, {_number(c.ci_high, True)}]" if c.ci_low is not None else "-"
+        differ = "differ" if c.p_holm is not None and c.p_holm < alpha else "no difference shown"
+        lines.append((c.task, c.metric, _number(c.score_a), _number(c.score_b), _number(c.difference, True), interval,
+                      _p(c.p_value), _p(c.p_holm), _p(c.mcnemar_p), _p(c.mcnemar_p_holm), str(c.items), differ))  # fmt: skip
+    widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    results_dir = args.results_dir or default_results_dir()
+    folders = [_folder(r, results_dir) for r in args.runs]
+    comparisons = compare_runs(folders, args.tasks, args.resamples, args.seed)
+    pairs: dict[tuple[str, str], list[TaskComparison]] = {}
+    for c in comparisons:
+        pairs.setdefault((c.run_a, c.run_b), []).append(c)
+    for (a, b), family in pairs.items():
+        print(f"A = {a}\nB = {b}")
+        print(table(family, args.alpha))
+        print()
+    print(f"paired bootstrap ({args.resamples} draws) and exact McNemar; Holm's correction across each pair's tasks; "
+          f"'differ' at Holm-corrected p < {args.alpha}. The papers report no test of a difference.")  # fmt: skip
+    if args.json:
+        write_json_atomic(args.json, [c.to_dict() for c in comparisons])
+        print(f"written: {args.json}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `nlue compare` with ``argv`` (without the `compare` word); return the exit status."""
+    return run_with_parser("compare", build_parser(), argv, run)
