@@ -356,3 +356,46 @@ def test_test_metrics_are_written_once_and_results_default_to_the_folder_the_spa
     everything = json.loads((run / "all_results.json").read_text(encoding="utf-8"))
     assert not any(key.startswith("test_") for key in everything)  # the Trainer's files: train and eval only
     assert not (tmp_path / "results").exists()
+
+
+def test_several_seeds_give_the_mean_the_sd_and_each_seed(tiny_bert: Path, tmp_path: Path, capsys) -> None:
+    import statistics
+
+    from nlue.predictions import read_predictions
+
+    results = tmp_path / "results"
+    run = tmp_path / "run"
+    assert main(["train", "--model", str(tiny_bert), "--task", "sa", "--output_dir", str(run), "--seeds", "3",
+                 "--seed", "7", "--results_dir", str(results), "--results_name", "tiny-sa", *QUICK]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "seeds      : 7, 8, 9" in out and " sd" in out
+    saved = json.loads((results / "tiny-sa" / "sa.json").read_text(encoding="utf-8"))
+    per_seed = saved["details"]["per_seed"]
+    own = [json.loads((run / f"seed-{s}" / "nlue_results.json").read_text(encoding="utf-8")) for s in (7, 8, 9)]
+    assert [per_seed[str(s)]["macro_f1"] for s in (7, 8, 9)] == [o["metrics"]["macro_f1"] for o in own]
+    values = [o["metrics"]["macro_f1"] for o in own]
+    assert saved["metrics"]["macro_f1"] == pytest.approx(statistics.fmean(values))
+    assert saved["metrics"]["macro_f1_sd"] == pytest.approx(statistics.stdev(values))
+    assert saved["primary_score"] == pytest.approx(statistics.fmean(values)) and saved["details"]["seeds"] == [7, 8, 9]
+    low, high = saved["metrics"]["macro_f1_ci_low"], saved["metrics"]["macro_f1_ci_high"]
+    assert low <= saved["metrics"]["macro_f1"] <= high
+    rows = read_predictions(results / "tiny-sa" / saved["predictions"])
+    assert all(len(row["prediction"]) == 3 and list(row)[-1] == "gold" for row in rows)
+    assert not (results / "seed-7").exists()  # only the combined run reaches the shared results folder
+    from nlue.space.columns import PRIMARY_VIEW
+    from nlue.space.leaderboard import leaderboard_frame, result_rows
+
+    (row,) = result_rows(results).rows
+    assert row.sds == {"sa": pytest.approx(statistics.stdev(values))}
+    frame = leaderboard_frame([row], view=PRIMARY_VIEW)
+    assert list(frame.columns)[list(frame.columns).index("SA") + 1] == "SA ± sd"  # mean, then its sd beside it
+    assert frame["SA ± sd"].iloc[0] == pytest.approx(100 * statistics.stdev(values), abs=0.01)
+
+
+def test_search_tests_the_winner_over_several_seeds(tiny_bert: Path, tmp_path: Path) -> None:
+    assert main(["search", "--model", str(tiny_bert), "--task", "rte", "--output_dir", str(tmp_path / "run"),
+                 "--results_dir", str(tmp_path / "results"), "--lora", "--learning_rates", "1e-3", "--batch_sizes",
+                 "16", "--folds", "2", "--num_train_epochs", "1", "--disable_tqdm", "true", "--seeds", "2",
+                 "--bootstrap_resamples", "0"]) == 0  # fmt: skip
+    (saved,) = [json.loads(p.read_text(encoding="utf-8")) for p in (tmp_path / "results").glob("*/rte.json")]
+    assert saved["details"]["seeds"] == [42, 43] and "macro_f1_sd" in saved["metrics"]

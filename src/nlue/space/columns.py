@@ -108,6 +108,10 @@ CI_COLUMNS: tuple[Column, ...] = tuple(
     Column(f"{task_header(t)} 95% CI", "str", f"{t.title}: bootstrap interval, where the run has one", t.name)
     for t in (TASKS[name] for name in TASK_NAMES)
 )
+SD_COLUMNS: tuple[Column, ...] = tuple(
+    Column(f"{task_header(t)} ± sd", "number", f"{t.title}: sd of the primary metric over training seeds", t.name)
+    for t in (TASKS[name] for name in TASK_NAMES)
+)
 PAPER_METRIC_COLUMNS: tuple[Column, ...] = tuple(
     Column(
         f"{task_header(TASKS[task])} {METRIC_SHORT.get(metric, metric)}",
@@ -144,22 +148,34 @@ SORT_CHOICES: tuple[str, ...] = (
 )
 
 
-def leaderboard_columns(show_ci: bool = False, view: View = PRIMARY_VIEW) -> list[Column]:
+def leaderboard_columns(
+    show_ci: bool = False, view: View = PRIMARY_VIEW, sd_tasks: frozenset[str] | set[str] = frozenset()
+) -> list[Column]:
     """The table's columns in ``view``.
 
-    Primary view: the model and its NLUE score, one column per task (with ``show_ci``, each
-    followed by its interval), the automatic GMET column, then flags, size and data. Paper
-    view: the model, every metric the paper prints, the automatic GMET metrics, flags, size, data.
+    Primary view: the model and its NLUE score, one column per task (followed by the sd over seeds
+    where a row has several, and with ``show_ci`` by its interval), the automatic GMET column, then
+    flags, size and data. Paper view: the model, every metric the paper prints, the automatic GMET
+    metrics, flags, size, data.
     """
     if view == PAPER_VIEW:
         return [MODEL, KIND, *PAPER_METRIC_COLUMNS, *AUTOMATIC_METRIC_COLUMNS, *TRAILING_COLUMNS]
     columns = [*LEADING_COLUMNS]
-    for score, interval in zip(TASK_COLUMNS, CI_COLUMNS, strict=True):
+    for score, sd, interval in zip(TASK_COLUMNS, SD_COLUMNS, CI_COLUMNS, strict=True):
         columns.append(score)
+        if score.task in sd_tasks:
+            columns.append(sd)
         if show_ci:
             columns.append(interval)
         columns.extend(c for c in AUTOMATIC_COLUMNS if c.task == score.task)
     return columns + list(TRAILING_COLUMNS)
+
+
+def column_named(name: str) -> Column:
+    """The column a table header names (every column of every view)."""
+    every = (*LEADING_COLUMNS, KIND, *TASK_COLUMNS, *SD_COLUMNS, *CI_COLUMNS, *AUTOMATIC_COLUMNS, *PAPER_METRIC_COLUMNS,
+             *AUTOMATIC_METRIC_COLUMNS, *TRAILING_COLUMNS)  # fmt: skip
+    return next(c for c in every if c.name == name)
 
 
 def column_widths(columns: list[Column]) -> list[str]:

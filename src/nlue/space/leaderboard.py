@@ -56,6 +56,7 @@ class LeaderboardRow:
     metrics: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # every metric, per task
     automatic_metrics: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     flags: tuple[PaperFlag, ...] = ()
+    sds: Mapping[str, float] = field(default_factory=dict)  # primary metric's sd over training seeds, per task
     modes: tuple[str, ...] = ()  # how a language model answered: generate, loglik (none for other kinds)
 
     @property
@@ -142,6 +143,7 @@ class _Run:
     created: str
     path: Path
     mode: str | None = None
+    sd: float | None = None  # over training seeds, when the run had several
 
 
 def _parse_run(path: Path, data: Mapping[str, Any]) -> _Run:
@@ -174,6 +176,7 @@ def _parse_run(path: Path, data: Mapping[str, Any]) -> _Run:
         created=str(data.get("created") or ""),
         path=path,
         mode=str(params["mode"]) if params.get("mode") else None,
+        sd=numbers.get(f"{primary}_sd") if len((data.get("details") or {}).get("seeds") or ()) > 1 else None,
     )
 
 
@@ -199,6 +202,7 @@ def _row_from_runs(model: str, runs: Sequence[_Run]) -> LeaderboardRow:
         metrics={r.task: dict(r.metrics) for r in judged},
         automatic_metrics={r.task: dict(r.metrics) for r in automatic},
         modes=tuple(sorted({r.mode for r in chosen if r.mode})),
+        sds={r.task: r.sd for r in judged if r.sd is not None},
     )
 
 
@@ -330,7 +334,8 @@ def leaderboard_frame(
     rows: Sequence[LeaderboardRow], show_ci: bool = False, view: cols.View = cols.PRIMARY_VIEW
 ) -> pd.DataFrame:
     """The table as shown: scores in percent, the columns of ``view``, intervals if asked for."""
-    columns = cols.leaderboard_columns(show_ci, view)
+    sd_tasks = {task for row in rows for task in row.sds} if view == cols.PRIMARY_VIEW else set()
+    columns = cols.leaderboard_columns(show_ci, view, sd_tasks)
     score_columns = [c for c in columns if c.name in _SCORE_COLUMNS]
     records = []
     for row in rows:
@@ -346,6 +351,9 @@ def leaderboard_frame(
         }
         for column in score_columns:
             record[column.name] = _percent(_column_value(row, column))
+        for column in cols.SD_COLUMNS:
+            if column.task in sd_tasks:
+                record[column.name] = _percent(row.sds.get(column.task))
         if show_ci and view == cols.PRIMARY_VIEW:
             for column in cols.CI_COLUMNS:
                 interval = row.intervals.get(column.task)
@@ -359,6 +367,7 @@ def styled_frame(frame: pd.DataFrame) -> Any:
 
     The cells keep their numbers, so sorting on them stays numeric.
     """
-    scores = [c for c in frame.columns if c == cols.NLUE_SCORE.name or c in _SCORE_COLUMNS]
+    sds = {c.name for c in cols.SD_COLUMNS}
+    scores = [c for c in frame.columns if c == cols.NLUE_SCORE.name or c in _SCORE_COLUMNS or c in sds]
     styler = frame.style.format("{:.2f}", subset=scores, na_rep="")
     return styler.format("{:.0f}", subset=[cols.PARAMS.name], na_rep="")

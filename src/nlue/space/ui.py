@@ -242,7 +242,7 @@ def _leaderboard_tab(service: SpaceService) -> None:
         refresh = gr.Button("↻ Re-read results folder", size="sm", variant="secondary")
 
     def table_args(frame: Any, show: bool, view_label: str) -> dict[str, Any]:
-        shown_columns = cols.leaderboard_columns(show, cols.VIEW_LABELS.get(view_label, view_label))
+        shown_columns = [cols.column_named(name) for name in frame.columns]  # the frame decides (sd columns vary)
         return {
             "value": styled_frame(frame),
             "datatype": [c.datatype for c in shown_columns],

@@ -111,6 +111,13 @@ class RecipeArguments:
             "aliases": ["--bootstrap"],  # the short name nlue gmet and nlue evaluate take too
         },
     )
+    seeds: int = field(
+        default=1,
+        metadata={
+            "help": "Train and test this many times, with seeds --seed, --seed+1, ...: the results give the mean, the "
+            "standard deviation and each seed's scores (each seed's checkpoint in <output_dir>/seed-<n>)."
+        },
+    )
     resume: bool = field(
         default=True, metadata={"help": "Resume from the newest checkpoint in output_dir when one is there."}
     )

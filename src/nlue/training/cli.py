@@ -42,12 +42,18 @@ def train_main(argv: Sequence[str] | None = None, prog: str = "nlue train") -> i
             from nlue.data.sample import SAMPLE_DATA_NOTE
 
             print(SAMPLE_DATA_NOTE)
+        seeds = outcome.result.details.get("seeds")
+        if seeds:
+            print(
+                f"seeds      : {', '.join(map(str, seeds))} (mean over seeds; each seed in {outcome.output_dir}/seed-*)"
+            )
         for name, value in outcome.result.metrics.items():
-            if not name.endswith(("_ci_low", "_ci_high")):
+            if not name.endswith(("_ci_low", "_ci_high", "_sd")):
                 low = outcome.result.metrics.get(f"{name}_ci_low")
                 high = outcome.result.metrics.get(f"{name}_ci_high")
                 ci = f"  (95% CI {low:.4f}-{high:.4f})" if low is not None and high is not None else ""
-                print(f"test {name:<22} {value:.4f}{ci}")
+                sd = outcome.result.metrics.get(f"{name}_sd")
+                print(f"test {name:<22} {value:.4f}" + (f" ± {sd:.4f} sd" if sd is not None else "") + ci)
     return 0
 
 

@@ -45,6 +45,7 @@ from nlue.training.recipe import (
     tokenize_dataset,
     with_paper_hparams,
 )
+from nlue.training.seeds import run_seeds
 
 logger = logging.getLogger(__name__)
 
@@ -222,8 +223,13 @@ def save_run(
     data_args: DataArguments,
     lora_args: LoraArguments,
     recipe_args: RecipeArguments,
+    shared: bool = True,
 ) -> RunOutcome:
-    """Write the checkpoint, the results (once) and the card; merge and push on request."""
+    """Write the checkpoint, the results (once) and the card; merge and push on request.
+
+    ``shared=False`` (one seed of several, :mod:`nlue.training.seeds`): the results and predictions stay in
+    the checkpoint's folder; the seeds' combined results are what the shared results folder gets.
+    """
     from nlue.results import write_json_atomic
     from nlue.training.modelcard import write_model_card
 
@@ -240,14 +246,19 @@ def save_run(
     result = run_result(run, trained, data_args, lora_args, recipe_args)
     own_results = output_dir / "nlue_results.json"
     card_path = output_dir / "README.md"
-    shared = result_path(result, run.results_dir)
+    shared_path = result_path(result, run.results_dir)
     if trainer.is_world_process_zero():
         # The per-item predictions go beside both copies of the results file, which name them.
-        rows_path = attach(result, trained.prediction_rows, run.results_dir, shared.parent.name)
-        shutil.copyfile(rows_path, output_dir / rows_path.name)
+        rows_dir = run.results_dir if shared else output_dir.parent
+        rows_path = attach(
+            result, trained.prediction_rows, rows_dir, shared_path.parent.name if shared else output_dir.name
+        )
+        if shared:
+            shutil.copyfile(rows_path, output_dir / rows_path.name)
         write_json_atomic(own_results, result.to_dict())
-        shared.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(own_results, shared)  # the leaderboard's copy: the same bytes, written once
+        if shared:
+            shared_path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(own_results, shared_path)  # the leaderboard's copy: the same bytes, written once
         write_model_card(card_path, result, run.task)
         if run.push:
             from nlue.data.publish import plan_upload, push_folder
@@ -259,7 +270,7 @@ def save_run(
                 f"nlue: {run.task.name} fine-tune of {run.model_args.model_name_or_path}",
                 recipe_args.dry_run,
             )
-    return RunOutcome(output_dir, shared, result, card_path, merged_dir)
+    return RunOutcome(output_dir, shared_path if shared else own_results, result, card_path, merged_dir)
 
 
 def run_training(
@@ -269,7 +280,30 @@ def run_training(
     recipe_args: RecipeArguments,
     training_args: NlueTrainingArguments,
 ) -> RunOutcome:
-    """Fine-tune, evaluate and save one (model, task) run: resolve -> train -> save."""
+    """Fine-tune, evaluate and save one (model, task) run: resolve -> train -> save (or several seeds of it)."""
+    if recipe_args.seeds != 1:
+        return _run_seeds(model_args, data_args, lora_args, recipe_args, training_args)
     run = resolve_run(model_args, data_args, recipe_args, training_args)
     trained, _ = train_run(run, data_args, lora_args, recipe_args)
     return save_run(run, trained, data_args, lora_args, recipe_args)
+
+
+def _run_seeds(
+    model_args: ModelArguments,
+    data_args: DataArguments,
+    lora_args: LoraArguments,
+    recipe_args: RecipeArguments,
+    training_args: NlueTrainingArguments,
+) -> RunOutcome:
+    """``--seeds N``: each seed a run of its own in ``<output_dir>/seed-<n>``, combined (nlue.training.seeds)."""
+    base = Path(
+        training_args.output_dir or default_output_dir(model_args.model_name_or_path, trainable_task(data_args.task))
+    )
+
+    def train_one(args: NlueTrainingArguments) -> tuple[RunOutcome, list[dict[str, Any]]]:
+        run = resolve_run(model_args, data_args, recipe_args, args)
+        trained, _ = train_run(run, data_args, lora_args, recipe_args)
+        return save_run(run, trained, data_args, lora_args, recipe_args, shared=False), trained.prediction_rows
+
+    path, result, outcomes = run_seeds(data_args, recipe_args, training_args, base, train_one)
+    return RunOutcome(base, path, result, outcomes[0].card_path, None)
