@@ -20,7 +20,7 @@ import gradio as gr
 
 from nlue.registry.tasks import TASKS
 from nlue.space import columns as cols
-from nlue.space import text
+from nlue.space import http_api, text
 from nlue.space.batching import let_idle_cores_sleep
 from nlue.space.charts import MAX_CHART_MODELS
 from nlue.space.data import MAX_PAGE_SIZE
@@ -149,6 +149,8 @@ def _try_tab(service: SpaceService, settings: SpaceSettings) -> None:
 
     # The same checks and micro-batches as "predict", for scripts: not queued (no event stream to read,
     # one request per prediction), bounded by the batcher's max_waiting instead of the queue's size.
+    # Its POST address is served by the Space's own route (nlue.space.http_api), which can answer a
+    # refusal with a 4xx; this declaration lists it on the API page and serves the queued routes.
     gr.api(api_errors(classify), api_name="classify", queue=False, api_description=text.CLASSIFY_API)
 
 
@@ -343,4 +345,5 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
         max_size=settings.queue_size,
         default_concurrency_limit=settings.data_concurrency,
     )
+    http_api.register(demo, service)  # the classify route that serve.launch hands to Gradio's app
     return demo
