@@ -306,3 +306,67 @@ def test_a_busy_model_is_a_503_not_a_refusal_of_the_input() -> None:
         500,
         "could not load models/sa: no weights",
     )
+
+
+# --- issue 22, item 10: "Ask a language model" offers only the dataset's tasks -------------------
+
+
+def _dropdown_values(demo: Any, elem_id: str) -> list[str]:
+    (found,) = [b for b in demo.blocks.values() if getattr(b, "elem_id", None) == elem_id]
+    return [value for _, value in found.choices]
+
+
+def test_the_llm_section_offers_only_the_tasks_the_dataset_has(space: tuple[str, Any, Any]) -> None:
+    from nlue.space.llm_try import llm_tasks
+
+    _, demo, service = space
+    assert service.data.configs() == DATASET_CONFIGS
+    offered = _dropdown_values(demo, "llm-task")
+    assert offered == [name for name in llm_tasks() if name in DATASET_CONFIGS] == ["cola", "mnli"]
+    # The data browser lists what it can show, and opens on a config the dataset has.
+    (config,) = [b for b in demo.blocks.values() if getattr(b, "label", None) == "Config"]
+    assert [value for _, value in config.choices] == list(DATASET_CONFIGS) and config.value == "cola"
+
+
+def test_asking_for_a_task_the_dataset_lacks_is_refused_with_a_message(
+    space: tuple[str, Any, Any], caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from nlue.errors import NlueError
+
+    url, _, service = space
+    caplog.set_level(logging.INFO)
+    model = service.catalog.causal_lms()[0]
+    kind, data = _rest_call(url, "ask_llm", [model, "sa", "ne", 0])
+    assert kind == "error", data
+    told = json.dumps(data, ensure_ascii=False)
+    assert "sa is not in this Space's dataset" in told and "it has cola, mnli" in told, told
+    assert "Something went wrong" not in told
+    _no_traceback(caplog, capfd)
+    with pytest.raises(NlueError, match="sa is not in this Space's dataset"):
+        service.example_inputs("sa")  # the Try tab's "Fill with an example" says the same
+    for values, told in (
+        ([model, "gmet", "ne", 0], "can be asked cola, mnli here; 'gmet' is not one"),
+        ([model, {"path": "x"}, "ne", 0], "is not one"),
+        ([model, "cola", "xx", 0], "cola prompts come in"),
+        ([model, "cola", "ne", "first"], "must be a whole number"),
+        ([{"path": "/etc/passwd"}, "cola", "ne", 0], "pick one from the list"),
+    ):
+        kind, data = _rest_call(url, "ask_llm", values)
+        assert kind == "error" and told in json.dumps(data, ensure_ascii=False), (values, data)
+    _no_traceback(caplog, capfd)
+
+
+def test_asking_for_a_task_the_dataset_has_still_answers(space: tuple[str, Any, Any]) -> None:
+    url, _, service = space
+    model = service.catalog.causal_lms()[0]
+    kind, data = _rest_call(url, "ask_llm", [model, "cola", "ne", 0])
+    assert kind == "complete", data
+    prompt, _raw, parse, verdict = data
+    assert "log-likelihood per label" in parse and "cola test item 0" in verdict and prompt
+
+
+def test_the_sample_data_has_every_config() -> None:
+    from nlue.registry.tasks import TASKS
+    from nlue.space.data import DataBrowser
+
+    assert DataBrowser(None).configs() == tuple(TASKS)  # nothing is built to answer this

@@ -189,10 +189,11 @@ def _gmet_tab(service: SpaceService, settings: SpaceSettings) -> None:
 
 def _data_tab(service: SpaceService, settings: SpaceSettings, demo: gr.Blocks) -> None:
     gr.Markdown(text.DATA_INTRO + ("\n\n" + text.SAMPLE_DATA_NOTICE if service.data.is_sample else ""))
-    first = TRY_TASKS[0]
+    offered = service.data.configs() or tuple(TASKS)  # the configs the data has; with none, each refusal says so
+    first = offered[0]
     with gr.Row():
         config = gr.Dropdown(
-            [text.task_choice(t) for t in TASKS.values()], value=first, label="Config", filterable=False, scale=3
+            [text.task_choice(TASKS[name]) for name in offered], value=first, label="Config", filterable=False, scale=3
         )
         split = gr.Dropdown(service.splits(first), value="train", label="Split", filterable=False, scale=1)
         page = gr.Number(value=1, precision=0, minimum=1, label="Page", scale=1)
@@ -314,7 +315,8 @@ def _board_tab(legend: str, board: Any, elem_id: str) -> None:
 
 
 def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> gr.Blocks:
-    """The whole Space. Reads local files only (models list, results folder): no network."""
+    """The whole Space. Reads local files (models list, results folder, a dataset folder's card); the one
+    network call is for the config names of a dataset given as a Hub id (none for the embedded sample)."""
     let_idle_cores_sleep()  # before warm_up, which imports torch
     service = service or SpaceService(settings)
     service.warm_up()
