@@ -31,13 +31,41 @@ class DataBrowser:
         self.dataset = dataset
         self._lock = threading.Lock()
         self._loaded: dict[str, datasets.DatasetDict] = {}
+        self._configs: tuple[str, ...] | None = None
 
     @property
     def is_sample(self) -> bool:
         return is_sample(self.dataset)
 
+    def configs(self) -> tuple[str, ...]:
+        """The registry's tasks this data source has, in the registry's order; read once.
+
+        The embedded sample has every task (one sample repo per benchmark). A dataset named by the
+        operator (``--dataset``) has the configs its card declares, often fewer: an NLUE build holds
+        no exams, a partial build not even every NLUE task. When they cannot be listed (a Hub id with
+        no network), every task is assumed and :meth:`load` says which one is missing when asked.
+        """
+        if self._configs is None:
+            if self.dataset in (None, "", "sample"):
+                self._configs = tuple(TASKS)
+            else:
+                try:  # a folder's card is read; a Hub id costs one request for its card
+                    found = set(datasets.get_dataset_config_names(str(self.dataset)))
+                except Exception as exc:  # listing is a convenience: loading a config still reports what fails
+                    logger.warning("could not list the configs of %s (%s: %s); offering every task",
+                                   self.dataset, type(exc).__name__, exc)  # fmt: skip
+                    found = set(TASKS)
+                self._configs = tuple(name for name in TASKS if name in found)
+                logger.info("data source %s has %d of the registry's tasks", self.dataset, len(self._configs))
+        return self._configs
+
     def load(self, config: str) -> datasets.DatasetDict:
         task = get_task(config)
+        if task.name not in self.configs():
+            raise NlueError(
+                f"{task.name} is not in this Space's dataset ({self.dataset}); "
+                f"it has {', '.join(self.configs()) or 'none of the registry tasks'}"
+            )
         with self._lock:  # one load at a time: the first may build the sample repo
             if config not in self._loaded:
                 self._loaded[config] = load_task(self.dataset, task)

@@ -14,18 +14,18 @@ import logging
 from nlue.errors import NlueError
 from nlue.registry.tasks import MASK_PLACEHOLDER
 from nlue.space.cache import LoadedModel
-from nlue.space.inference import InputError
+from nlue.space.inference import InputError, checked_text, is_blank
 
 logger = logging.getLogger(__name__)
 
 
 def check_sentence(sentence: str | None, max_chars: int) -> str:
-    """The sentence, stripped, with exactly one ``[MASK]``; InputError otherwise."""
-    text = (sentence or "").strip()
-    if not text:
-        raise InputError(f"Type a Nepali sentence with one {MASK_PLACEHOLDER} where a word is missing.")
+    """The sentence, stripped, with exactly one ``[MASK]``; InputError otherwise (the Try tab's text checks)."""
+    text = checked_text(sentence, "The sentence")
     if len(text) > max_chars:
         raise InputError(f"The sentence is {len(text):,} characters long; this Space accepts up to {max_chars:,}.")
+    if is_blank(text):
+        raise InputError(f"Type a Nepali sentence with one {MASK_PLACEHOLDER} where a word is missing.")
     count = text.count(MASK_PLACEHOLDER)
     if count != 1:
         raise InputError(f"The sentence must hold exactly one {MASK_PLACEHOLDER}; it holds {count}.")

@@ -3,7 +3,8 @@
 The page's handlers are wrapped by :func:`visitor_errors` (pop-ups: a warning for input to
 fix, an error for a refusal, a short apology for anything unexpected, logged with its
 traceback); the API-only ``classify`` by :func:`api_errors` (Gradio's JSON error answer
-with the message, no HTML).
+with the message, no HTML) when Gradio serves it, and :func:`http_refusal` picks the HTTP
+status and message when the Space's own route does (:mod:`nlue.space.http_api`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import gradio as gr
 
 from nlue.errors import NlueError
 from nlue.space import text
+from nlue.space.batching import BatcherBusy
 from nlue.space.inference import InputError
+from nlue.space.models import ModelNotAllowed
 
 logger = logging.getLogger(__name__)
 
@@ -92,3 +95,30 @@ def api_errors(handler: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitabl
         raise _unexpected(handler) from None
 
     return _guarded(handler, refused)
+
+
+BAD_REQUEST = 400
+SERVER_ERROR = 500
+UNAVAILABLE = 503
+
+
+def http_refusal(exc: Exception, where: str = "classify") -> tuple[int, str]:
+    """The HTTP status and message for a failed API request, logged as its kind deserves.
+
+    The caller's input (a text, a task or a model not on the list): 400, logged in one line.
+    A model with too many requests waiting: 503, worth trying again shortly. Any other
+    :class:`~nlue.errors.NlueError` (a listed model that will not load, a head that does not
+    fit its task) is the Space's own fault, not the caller's: 500 with its message. Anything
+    else is a fault of ours or of a library: 500 with a short apology, logged with its traceback.
+    """
+    if isinstance(exc, BatcherBusy):
+        logger.info("busy: %s", exc)
+        return UNAVAILABLE, str(exc)
+    if isinstance(exc, InputError | ModelNotAllowed):
+        logger.info("refused an API request: %s", exc)
+        return BAD_REQUEST, str(exc)
+    if isinstance(exc, NlueError):
+        logger.error("%s failed: %s", where, exc)  # a load failure was logged with its traceback where it happened
+        return SERVER_ERROR, str(exc)
+    logger.error("unexpected error in %s", where, exc_info=exc)
+    return SERVER_ERROR, text.UNEXPECTED

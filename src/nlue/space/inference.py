@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from nlue.data.normalize import normalize_text
 from nlue.errors import NlueError
 from nlue.registry.tasks import TASKS, TRAINABLE_TASKS, TaskSpec
 from nlue.space.cache import LoadedModel
@@ -47,18 +48,53 @@ def field_label(field: str) -> str:
     return field.replace("_", " ").capitalize()
 
 
+def checked_text(value: object, label: str) -> str:
+    """``value`` stripped, if it is Unicode text a tokenizer can take; InputError otherwise.
+
+    A JSON body may carry anything where a text belongs (a number, a file object) and may escape
+    half of a UTF-16 pair alone (``"\\ud800"``), which Python decodes to a str that is no Unicode
+    text: tokenizers and UTF-8 encoders fail on it deep inside. Both are the caller's to fix.
+    An empty result means the field is empty.
+    """
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(f"{label} must be a text; got {type(value).__name__}.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(value[exc.start])
+        raise InputError(
+            f"{label} holds a lone surrogate (U+{code:04X}, character {exc.start + 1}): half of a UTF-16 pair, "
+            "not a character. Send the text as UTF-8, or both halves of the pair."
+        ) from None
+    return value.strip()
+
+
+def is_blank(text: str) -> bool:
+    """True when nothing is left of ``text`` once normalised: spaces and invisible characters only.
+
+    The project's normaliser decides (zero-width spaces, stray joiners, orphaned variation
+    selectors go), so that the Space calls empty what a built dataset would hold as empty.
+    """
+    return not normalize_text(text)
+
+
 def validate_inputs(task: TaskSpec, values: Sequence[str | None], max_chars: int) -> dict[str, str]:
     """The example dict for ``task`` from the form's text boxes (extra boxes are ignored)."""
     example: dict[str, str] = {}
     for field, value in zip(task.input_fields, values, strict=False):
-        text = (value or "").strip()
         label = field_label(field)
-        if not text:
-            raise InputError(f"{label} is empty: {task.title} needs {', '.join(map(field_label, task.input_fields))}.")
+        text = checked_text(value, label)
         if len(text) > max_chars:
             raise InputError(
                 f"{label} is {len(text):,} characters long; this Space accepts up to {max_chars:,} per field. "
                 "Shorten it and try again."
+            )
+        if is_blank(text):  # after the length check: normalising a long text costs
+            raise InputError(
+                f"{label} is empty: {task.title} needs {', '.join(map(field_label, task.input_fields))} "
+                "(spaces and invisible characters such as zero-width spaces alone count as empty)."
             )
         example[field] = text
     if len(example) < len(task.input_fields):

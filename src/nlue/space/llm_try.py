@@ -14,12 +14,14 @@ scan), a few at a time.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nlue.errors import NlueError
 from nlue.evals.mcq.parse import parse_item_output
 from nlue.evals.mcq.prompts import show_prompt
 from nlue.evals.mcq.run import (
@@ -128,6 +130,7 @@ LLM_INTRO = (
     "are scored by the log-likelihood of each label word, as `nlue llm nlue` does. The gold answer appears "
     "only beside the verdict, after the model has answered."
 )
+NO_LLM_TASKS = "This Space's dataset has none of the tasks a language model can be asked here."
 NO_LLM = (
     "No language model is configured. List one in the models file with `kind: causal-lm` "
     "(a folder or a Hub id), or put a causal-LM checkpoint in the scanned models folder."
@@ -140,16 +143,20 @@ def build_llm_section(service: Any, settings: Any, on: Any) -> None:
 
     names = service.catalog.causal_lms()
     asker = LlmTry(service.catalog)
-    tasks = llm_tasks()
+    # Only what the Space's data has: a dataset given with --dataset may hold a few configs, and no exams.
+    tasks = [name for name in llm_tasks() if name in service.data.configs()]
+    intro = (LLM_INTRO if names else NO_LLM) + ("" if tasks else "\n\n" + NO_LLM_TASKS)
     with gr.Accordion("🤖 Ask a language model (an exam or NLUE item)", open=False, elem_id="llm-section"):
-        gr.Markdown(LLM_INTRO if names else NO_LLM)
+        gr.Markdown(intro)
         with gr.Row():
             model = gr.Dropdown(names, value=names[0] if names else None, label="Language model", elem_id="llm-model")
-            task = gr.Dropdown(tasks, value=tasks[0], label="Task", filterable=False, elem_id="llm-task")
-            languages = prompt_languages(tasks[0])
-            language = gr.Radio(languages, value=languages[0], label="Prompt language", elem_id="llm-language")
+            first = tasks[0] if tasks else None
+            task = gr.Dropdown(tasks, value=first, label="Task", filterable=False, elem_id="llm-task")
+            languages = prompt_languages(first) if first else []
+            language = gr.Radio(languages, value=next(iter(languages), None), label="Prompt language",
+                                elem_id="llm-language")  # fmt: skip
             number = gr.Number(value=0, precision=0, minimum=0, label="Test item number", elem_id="llm-item")
-        ask = gr.Button("Ask", variant="primary", elem_id="llm-ask", interactive=bool(names))
+        ask = gr.Button("Ask", variant="primary", elem_id="llm-ask", interactive=bool(names and tasks))
         verdict = gr.Markdown(elem_id="llm-verdict")
         with gr.Row(equal_height=False):
             prompt = gr.Textbox(label="Prompt, as the model saw it", lines=10, elem_id="llm-prompt")
@@ -162,12 +169,23 @@ def build_llm_section(service: Any, settings: Any, on: Any) -> None:
         return gr.update(choices=choices, value=choices[0])
 
     def on_ask(model_name: str, task_name: str, prompt_language: str, item_number: float | None) -> tuple:
-        rows = service.data.split(task_name, "test")
-        item = rows[int(item_number or 0) % rows.num_rows]
-        answer = asker.ask(model_name, task_name, item, prompt_language)
-        shown = f"**{answer.verdict}** · {task_name} test item {int(item_number or 0) % rows.num_rows}"
-        return answer.prompt, answer.raw_output, answer.parse, shown
+        # The event skips Gradio's preprocessing (its refusal of a value off a list prints a traceback), so an
+        # API caller's values are checked here: each refused with what is offered, never a failure deep inside.
+        if not isinstance(task_name, str) or task_name not in llm_tasks():
+            offered = ", ".join(tasks) or "no task"
+            raise NlueError(f"a language model can be asked {offered} here; {task_name!r:.40} is not one")
+        rows = service.data.split(task_name, "test")  # refuses a task the dataset lacks, naming those it has
+        if prompt_language not in prompt_languages(task_name):
+            raise NlueError(f"{task_name} prompts come in {', '.join(prompt_languages(task_name))}")
+        number_ok = isinstance(item_number, int | float) and not isinstance(item_number, bool)
+        if item_number is not None and not (number_ok and math.isfinite(item_number)):
+            raise NlueError(f"the test item number must be a whole number; got {item_number!r:.40}")
+        if rows.num_rows == 0:
+            raise NlueError(f"{task_name} has no test items in this Space's dataset")
+        index = int(item_number or 0) % rows.num_rows
+        answer = asker.ask(model_name, task_name, rows[index], prompt_language)
+        return answer.prompt, answer.raw_output, answer.parse, f"**{answer.verdict}** · {task_name} test item {index}"
 
     on(task.change, on_task, task, language, show_progress="hidden")
     on(ask.click, on_ask, [model, task, language, number], [prompt, raw, parse, verdict], api_name="ask_llm",
-       concurrency_limit=settings.model_concurrency, concurrency_id="model")  # fmt: skip
+       concurrency_limit=settings.model_concurrency, concurrency_id="model", preprocess=False)  # fmt: skip

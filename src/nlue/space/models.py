@@ -94,6 +94,11 @@ class ModelCatalog:
 
     def require(self, name: str | None, kind: Kind, task: str | None = None) -> ModelEntry:
         """The entry called ``name``, if it is listed as ``kind`` (for ``task``); else ModelNotAllowed."""
+        if name is not None and not isinstance(name, str):  # an API caller's JSON may put anything here
+            raise ModelNotAllowed(
+                f"the model must be given by its name on the list, a text, not a {type(name).__name__}; "
+                "pick one from the list"
+            )
         entry = self._entries.get(name or "")
         if entry is None or entry.kind != kind:
             raise ModelNotAllowed(f"{name!r} is not a {_WHAT[kind]} this Space offers; pick one from the list")

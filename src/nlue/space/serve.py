@@ -50,9 +50,11 @@ def launch(
 
     The host is ``host``, else ``$GRADIO_SERVER_NAME`` (the Hub sets 0.0.0.0), else loopback.
     """
+    from nlue.space.http_api import with_routes
     from nlue.space.ui import launch_options
 
     demo = demo if demo is not None else build_demo(settings)
+    launch_kwargs = with_routes(demo, launch_kwargs)  # classify's own route: refusals get a 4xx
     logger.info(
         "limits: batches of up to %d predictions (%d let in at once), %d GMET calls and %d data events at once, "
         "%d places in the queue",

@@ -35,9 +35,11 @@ from nlue.space.inference import (
     TRY_TASKS,
     InputError,
     check_head,
+    checked_text,
     field_hint,
     field_label,
     format_prediction,
+    is_blank,
     max_fields,
     predict_rows,
     prediction_record,
@@ -150,8 +152,8 @@ class SpaceService:
         self, task_name: str, model_name: str | None, values: Sequence[str | None]
     ) -> tuple[ModelEntry, TaskSpec, dict[str, str]]:
         """The model entry, task and example of a prediction request, all checked (the model is not loaded)."""
-        if task_name not in TRY_TASKS:
-            raise NlueError(f"pick one of the tasks listed; {task_name!r} is not one")
+        if not isinstance(task_name, str) or task_name not in TRY_TASKS:
+            raise InputError(f"pick one of the tasks listed; {task_name!r:.80} is not one")
         task = TASKS[task_name]
         example = validate_inputs(task, values, self.settings.max_chars)
         if not model_name and not self.catalog.classifiers_for(task.name):
@@ -204,7 +206,8 @@ class SpaceService:
         if not isinstance(fields, list | tuple) or not all(isinstance(value, str) for value in fields):
             raise InputError(f"fields must be a list of texts, the task's input fields in order; got {fields!r:.80}")
         entry, task, example = self._checked_request(task_name, model_name, fields)
-        if any(value.strip() for value in fields[len(task.input_fields) :]):  # empty extras are the form's boxes
+        extras = fields[len(task.input_fields) :]  # empty extras are the form's unused boxes
+        if not all(is_blank(checked_text(value, "An extra field")) for value in extras):
             wanted = ", ".join(map(field_label, task.input_fields))
             raise InputError(f"{task.name} takes {len(task.input_fields)} field(s) ({wanted}); got {len(fields)} texts")
         await self._ready_async(entry, task)

@@ -20,7 +20,7 @@ import gradio as gr
 
 from nlue.registry.tasks import TASKS
 from nlue.space import columns as cols
-from nlue.space import text
+from nlue.space import http_api, text
 from nlue.space.batching import let_idle_cores_sleep
 from nlue.space.charts import MAX_CHART_MODELS
 from nlue.space.data import MAX_PAGE_SIZE
@@ -149,6 +149,8 @@ def _try_tab(service: SpaceService, settings: SpaceSettings) -> None:
 
     # The same checks and micro-batches as "predict", for scripts: not queued (no event stream to read,
     # one request per prediction), bounded by the batcher's max_waiting instead of the queue's size.
+    # Its POST address is served by the Space's own route (nlue.space.http_api), which can answer a
+    # refusal with a 4xx; this declaration lists it on the API page and serves the queued routes.
     gr.api(api_errors(classify), api_name="classify", queue=False, api_description=text.CLASSIFY_API)
 
 
@@ -187,10 +189,11 @@ def _gmet_tab(service: SpaceService, settings: SpaceSettings) -> None:
 
 def _data_tab(service: SpaceService, settings: SpaceSettings, demo: gr.Blocks) -> None:
     gr.Markdown(text.DATA_INTRO + ("\n\n" + text.SAMPLE_DATA_NOTICE if service.data.is_sample else ""))
-    first = TRY_TASKS[0]
+    offered = service.data.configs() or tuple(TASKS)  # the configs the data has; with none, each refusal says so
+    first = offered[0]
     with gr.Row():
         config = gr.Dropdown(
-            [text.task_choice(t) for t in TASKS.values()], value=first, label="Config", filterable=False, scale=3
+            [text.task_choice(TASKS[name]) for name in offered], value=first, label="Config", filterable=False, scale=3
         )
         split = gr.Dropdown(service.splits(first), value="train", label="Split", filterable=False, scale=1)
         page = gr.Number(value=1, precision=0, minimum=1, label="Page", scale=1)
@@ -312,7 +315,8 @@ def _board_tab(legend: str, board: Any, elem_id: str) -> None:
 
 
 def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> gr.Blocks:
-    """The whole Space. Reads local files only (models list, results folder): no network."""
+    """The whole Space. Reads local files (models list, results folder, a dataset folder's card); the one
+    network call is for the config names of a dataset given as a Hub id (none for the embedded sample)."""
     let_idle_cores_sleep()  # before warm_up, which imports torch
     service = service or SpaceService(settings)
     service.warm_up()
@@ -343,4 +347,5 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
         max_size=settings.queue_size,
         default_concurrency_limit=settings.data_concurrency,
     )
+    http_api.register(demo, service)  # the classify route that serve.launch hands to Gradio's app
     return demo
