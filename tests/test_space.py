@@ -489,7 +489,7 @@ def test_filter_and_sort(tmp_path: Path) -> None:
 def test_columns_follow_the_registry() -> None:
     names = [c.name for c in cols.leaderboard_columns()]
     assert [c.task for c in cols.TASK_COLUMNS] == list(TASK_NAMES)
-    assert names[:4] == ["Model", "Kind", "NLUE score", "Tasks"] and "GMET" in names
+    assert names[:5] == ["Model", "Kind", "Source", "NLUE score", "Tasks"] and "GMET" in names
     with_ci = [c.name for c in cols.leaderboard_columns(show_ci=True)]
     assert with_ci.index("SA 95% CI") == with_ci.index("SA") + 1
     assert len(cols.column_widths(cols.leaderboard_columns(True))) == len(with_ci)

@@ -142,3 +142,9 @@ def read_predictions(path: Path) -> list[dict[str, Any]]:
     except OSError as exc:
         raise NlueError(f"{path}: cannot be read ({exc})") from None
     return rows
+
+
+def release_fingerprint(task: TaskSpec, items: Sequence[Mapping[str, Any]]) -> str:
+    """The fingerprint a complete run on ``items`` (a split as released) records: the same rows, gold as the answer."""
+    golds = [task.kind.gold(task, item) for item in items]
+    return split_fingerprint(prediction_rows(task, items, golds, golds))

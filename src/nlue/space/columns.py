@@ -74,6 +74,9 @@ KIND = Column(
     "paper: reported by the NLUE paper; otherwise the kind(s) of the results files (diagnostic: not a score); "
     "language-model runs add their mode, log-likelihood or generation, which are different numbers",
 )
+SOURCE = Column(
+    "Source", "str", "paper: the paper's tables; submitted: a run checked by `nlue submit` in the results repo; local"
+)
 PARAMS = Column("Params (M)", "number", "parameters in millions, where known")
 DATA = Column("Data", "str", "what the scores were measured on")
 FLAGS = Column("Flags", "str", "cells of the paper's tables that fail a consistency check (explained below the table)")
@@ -82,7 +85,7 @@ NLUE_SCORE = Column(
 )
 COVERAGE = Column("Tasks", "str", "tasks present out of twelve; incomplete rows leave the missing task cells empty")
 
-LEADING_COLUMNS: tuple[Column, ...] = (MODEL, KIND, NLUE_SCORE, COVERAGE)
+LEADING_COLUMNS: tuple[Column, ...] = (MODEL, KIND, SOURCE, NLUE_SCORE, COVERAGE)
 TRAILING_COLUMNS: tuple[Column, ...] = (FLAGS, PARAMS, DATA)
 TASK_COLUMNS: tuple[Column, ...] = tuple(
     Column(
@@ -159,7 +162,7 @@ def leaderboard_columns(
     metrics, flags, size, data.
     """
     if view == PAPER_VIEW:
-        return [MODEL, KIND, *PAPER_METRIC_COLUMNS, *AUTOMATIC_METRIC_COLUMNS, *TRAILING_COLUMNS]
+        return [MODEL, KIND, SOURCE, *PAPER_METRIC_COLUMNS, *AUTOMATIC_METRIC_COLUMNS, *TRAILING_COLUMNS]
     columns = [*LEADING_COLUMNS]
     for score, sd, interval in zip(TASK_COLUMNS, SD_COLUMNS, CI_COLUMNS, strict=True):
         columns.append(score)
@@ -183,6 +186,7 @@ def column_widths(columns: list[Column]) -> list[str]:
     wide = {
         MODEL.name: "165px",
         KIND.name: "95px",
+        SOURCE.name: "95px",
         NLUE_SCORE.name: "105px",
         COVERAGE.name: "145px",
         PARAMS.name: "115px",

@@ -13,6 +13,7 @@ reported, never fatal: an empty or missing folder gives the paper rows alone.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -57,6 +58,7 @@ class LeaderboardRow:
     automatic_metrics: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     flags: tuple[PaperFlag, ...] = ()
     sds: Mapping[str, float] = field(default_factory=dict)  # primary metric's sd over training seeds, per task
+    source: str = "local"  # paper, submitted (a Hub results repo) or local (nlue.space.results_source)
     modes: tuple[str, ...] = ()  # how a language model answered: generate, loglik (none for other kinds)
 
     @property
@@ -103,6 +105,7 @@ def paper_rows() -> list[LeaderboardRow]:
             LeaderboardRow(
                 model=model.name,
                 kinds=(PAPER_KIND,),
+                source=PAPER_KIND,
                 data="NLUE test sets",
                 task_scores=scores,
                 params_millions=float(model.params_millions),
@@ -243,10 +246,10 @@ def _display_name(folder: str, names: set[str]) -> str:
     return folder
 
 
-def load_leaderboard(results_dir: Path) -> Leaderboard:
-    """Paper rows first, then the results folder's rows."""
+def load_leaderboard(results_dir: Path, source: str = "local") -> Leaderboard:
+    """Paper rows first, then the results folder's rows, marked with where they came from (``source``)."""
     found = result_rows(results_dir)
-    return Leaderboard(paper_rows() + found.rows, found.skipped)
+    return Leaderboard(paper_rows() + [dataclasses.replace(r, source=source) for r in found.rows], found.skipped)
 
 
 # --- filtering, sorting and the table ----------------------------------------------------
@@ -343,6 +346,7 @@ def leaderboard_frame(
         record: dict[str, Any] = {
             cols.MODEL.name: row.model,
             cols.KIND.name: row.kind,
+            cols.SOURCE.name: row.source,
             cols.PARAMS.name: row.params_millions,
             cols.DATA.name: row.data,
             cols.FLAGS.name: flags_cell(row.flags),

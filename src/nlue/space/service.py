@@ -54,6 +54,7 @@ from nlue.space.leaderboard import (
     sort_rows,
 )
 from nlue.space.models import ModelCatalog, ModelEntry, load_catalog
+from nlue.space.results_source import Fetch, ResultsSource, refresh_minutes
 from nlue.space.settings import SpaceSettings
 
 logger = logging.getLogger(__name__)
@@ -84,13 +85,19 @@ class TaskForm:
 class SpaceService:
     """The Space's state (catalog, model cache, data, leaderboard) and its handlers."""
 
-    def __init__(self, settings: SpaceSettings, catalog: ModelCatalog | None = None) -> None:
+    def __init__(
+        self, settings: SpaceSettings, catalog: ModelCatalog | None = None, fetch: Fetch | None = None
+    ) -> None:
+        """``fetch``: how a Hub results repo is mirrored (tests give a local folder standing in for the snapshot)."""
         self.settings = settings
         self.catalog = catalog if catalog is not None else load_catalog(settings.models)
         self.cache = ModelCache(self._load, max_models=settings.max_cached_models)
         self.data = DataBrowser(settings.dataset)
         self._board_lock = threading.Lock()
-        self._board = load_leaderboard(settings.results_dir)
+        self.results = ResultsSource(settings.results_repo, settings.results_dir, fetch, refresh_minutes())
+        self.results.update()  # a Hub results repo is mirrored before the first read
+        self._board = load_leaderboard(settings.results_dir, self.results.label)
+        self.results.start(self.reload_results)
         self._batchers: dict[tuple[str, str], MicroBatcher] = {}
         self._warming: threading.Thread | None = None
         self._batchers_lock = threading.Lock()
@@ -291,8 +298,11 @@ class SpaceService:
         with self._board_lock:
             return self._board
 
-    def reload_results(self) -> Leaderboard:
-        board = load_leaderboard(self.settings.results_dir)
+    def reload_results(self, fetch_again: bool = False) -> Leaderboard:
+        """Read the results again (``fetch_again``: mirror a Hub results repo first, as the page's button does)."""
+        if fetch_again:
+            self.results.update()
+        board = load_leaderboard(self.settings.results_dir, self.results.label)
         with self._board_lock:
             self._board = board
         return board
@@ -313,7 +323,8 @@ class SpaceService:
             raise NlueError(f"unknown leaderboard view {view!r}")
         rows = sort_rows(filter_rows(board.rows, kinds, query, complete_only), sort_by, descending)
         runs = sum(PAPER_KIND not in r.kinds for r in board.rows)
-        status = f"{len(rows)} of {len(board.rows)} rows shown · {runs} model(s) from `{self.settings.results_dir}`"
+        where = self.settings.results_repo or self.settings.results_dir
+        status = f"{len(rows)} of {len(board.rows)} rows shown · {runs} model(s) from `{where}` ({self.results.label})"
         note = text.ranking_note(sort_by)
         if note:
             status += f" · {note}"

@@ -8,7 +8,10 @@ configured from its Settings page without editing code:
 ==========================  ===========================================================
 ``NLUE_SPACE_MODELS``       a models file (``.yaml``/``.yml``/``.json``) or a folder scanned
                             for checkpoints (default: ``build/models``)
-``NLUE_SPACE_RESULTS``      folder of results files (default: ``build/results``)
+``NLUE_SPACE_RESULTS``      folder of results files (default: ``$NLUE_RESULTS_DIR``, else
+                            ``build/results``), or ``<org>/<repo>``: a Hub dataset repo of
+                            results, mirrored at start and refreshed
+                            (``NLUE_SPACE_RESULTS_REFRESH_MINUTES``, default 30)
 ``NLUE_SPACE_DATASET``      dataset for the data browser: Hub id or folder (default: sample)
 ``NLUE_SPACE_MAX_CHARS``    longest text accepted in one input field (default: 1000)
 ``NLUE_SPACE_CONCURRENCY``  GMET model calls served at once, across all visitors (default: 2)
@@ -97,7 +100,8 @@ class SpaceSettings:
     """Everything the Space reads at start-up; nothing here touches the network."""
 
     models: Path = DEFAULT_MODELS
-    results_dir: Path = DEFAULT_RESULTS
+    results_dir: Path = DEFAULT_RESULTS  # a local folder, or the local mirror of results_repo
+    results_repo: str | None = None  # a Hub dataset repo of results (nlue.space.results_source)
     dataset: str | None = None  # None: the embedded sample data
     max_chars: int = 1000
     max_top_k: int = 20
@@ -130,9 +134,14 @@ class SpaceSettings:
         env = os.environ
         machine = machine or Machine.detect()
         batch = _int_env(ENV_MAX_BATCH, machine.batch_size())
+        from nlue.space.results_source import looks_like_repo, mirror_folder
+
+        results = results_dir or env.get(ENV_RESULTS) or default_results or default_results_dir()
+        repo = str(results) if (results_dir or env.get(ENV_RESULTS)) and looks_like_repo(results) else None
         return cls(
             models=Path(models or env.get(ENV_MODELS) or default_models),
-            results_dir=Path(results_dir or env.get(ENV_RESULTS) or default_results or default_results_dir()),
+            results_dir=mirror_folder(repo) if repo else Path(results),
+            results_repo=repo,
             dataset=dataset or env.get(ENV_DATASET) or None,
             max_chars=_int_env(ENV_MAX_CHARS, cls.max_chars),
             model_concurrency=_int_env(ENV_CONCURRENCY, machine.model_concurrency()),

@@ -285,7 +285,7 @@ def _leaderboard_tab(service: SpaceService) -> None:
 
     def on_refresh(kinds_selected: list[str] | None, *other_controls: Any) -> tuple[Any, ...]:
         offered = set(service.board.kinds)
-        board = service.reload_results()
+        board = service.reload_results(fetch_again=True)
         # A kind that appears with the new files is shown, not silently filtered out.
         selected = [*(kinds_selected or []), *(k for k in board.kinds if k not in offered)]
         return (

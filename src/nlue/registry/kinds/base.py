@@ -107,6 +107,10 @@ class TaskKind:
         """The fields whose values identify an item (duplicates and leakage are judged on them)."""
         return task.input_fields
 
+    def gold(self, task: TaskSpec, item: Mapping[str, Any]) -> Any:
+        """An item's reference as per-item predictions record it (nlue.predictions): the label id, the score."""
+        return item[str(task.label_field)]
+
     def required_fields(self, task: TaskSpec) -> tuple[str, ...]:
         return (*task.input_fields, *((task.label_field,) if task.label_field else ()))
 

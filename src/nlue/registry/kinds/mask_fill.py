@@ -55,6 +55,9 @@ class MaskFillKind(TaskKind):
     def identity_fields(self, task: TaskSpec) -> tuple[str, ...]:
         return task.input_fields[:1]  # the same sentence is the same item, whatever its answers
 
+    def gold(self, task: TaskSpec, item: Mapping[str, Any]) -> Any:
+        return [str(answer) for answer in item.get("answers") or []]  # every acceptable answer
+
     def required_fields(self, task: TaskSpec) -> tuple[str, ...]:
         return ("sentence", "category")
 

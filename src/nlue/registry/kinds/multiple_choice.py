@@ -291,6 +291,9 @@ class MultipleChoiceKind(TaskKind):
     def identity_fields(self, task: TaskSpec) -> tuple[str, ...]:
         return ("question", *LETTERS)
 
+    def gold(self, task: TaskSpec, item: Mapping[str, Any]) -> Any:
+        return key_letter(item[str(task.label_field)])  # the key as a letter, as the parsed answers are
+
     def required_fields(self, task: TaskSpec) -> tuple[str, ...]:
         return ("question", str(task.label_field))
 

@@ -1,0 +1,56 @@
+"""`nlue submit RUN --repo-id <org>/<repo> --release <dataset>`: check a run, then open a pull request with it.
+
+    nlue submit build/results/xlmr-base --repo-id my-org/nlue-results --release my-org/nlue --dry-run
+    nlue submit xlmr-base --repo-id my-org/nlue-results --release my-org/nlue
+
+RUN is a run folder (or its name in the results folder). Everything is checked before anything is
+sent (see :mod:`nlue.evals.submission`); the token comes from HF_TOKEN or `hf auth login` and is
+never printed. --dry-run prints exactly the files and the pull request's text.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from nlue.cli_support import add_logging_options, run_with_parser
+from nlue.evals.submission import check_run, open_pull_request
+from nlue.results import RESULTS_DIR_HELP, default_results_dir
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nlue submit",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("run", metavar="RUN", help="a run folder, or its name in the results folder")
+    parser.add_argument("--repo-id", required=True, help="the results repo on the Hub (a dataset repo): owner/name")
+    parser.add_argument("--release", required=True,
+                        help="the released dataset the run must have scored in full: a Hub id or a folder")  # fmt: skip
+    parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP + "; where a RUN given by name is found")
+    parser.add_argument("--dry-run", action="store_true", help="print the files and the pull request; send nothing")
+    add_logging_options(parser)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    folder = Path(args.run)
+    results_dir = args.results_dir or default_results_dir()
+    if not folder.is_dir() and (results_dir / args.run).is_dir():
+        folder = results_dir / args.run
+    submission = check_run(folder, args.release)
+    print(f"{folder}: {len(submission.rows)} results checked; the pull request on {args.repo_id} (dataset repo) adds:")
+    for path, _, size in submission.files:
+        print(f"  {path}  ({size:,} bytes)")
+    print(f"\ntitle: {submission.title}\n\n{submission.description()}\n")
+    url = open_pull_request(submission, args.repo_id, args.dry_run)
+    print("dry run: nothing was sent" if url is None else f"pull request: {url}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `nlue submit` with ``argv`` (without the `submit` word); return the exit status."""
+    return run_with_parser("submit", build_parser(), argv, run)
