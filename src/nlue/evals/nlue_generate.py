@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from nlue.evals import label_generation as gen
-from nlue.evals.nlue_llm import demonstrations, llm_kind, render_prompt
+from nlue.evals.nlue_llm import demonstrations, llm_kind, render_prompt, task_splits
 from nlue.lm.base import LanguageModel
 
 logger = logging.getLogger(__name__)
@@ -46,15 +46,13 @@ def run_nlue_generation(
     limit: int | None = None,
 ) -> dict[str, Any]:
     """Ask ``model`` for a label of every test item of each task; write the results and raw outputs per task."""
-    from nlue.data.access import dataset_description, load_task
+    from nlue.data.access import dataset_description
     from nlue.predictions import attach, prediction_rows
     from nlue.results import RunResult, write_result
 
     results: dict[str, RunResult] = {}
     for task in tasks:
-        data = load_task(dataset, task)
-        test = data["test"] if limit is None else data["test"].select(range(min(limit, data["test"].num_rows)))
-        pool = list(data["train"]) if shots and "train" in data else []
+        test, pool = task_splits(dataset, task, shots, limit)
         _, words = task.kind.llm_template(task, language)
         prefix = demonstrations(task, pool, language, shots, seed)
         items = list(test)

@@ -126,6 +126,15 @@ def llm_kind(shots: int) -> str:
     return "zero-shot" if shots == 0 else "few-shot"
 
 
+def task_splits(dataset: str | None, task: TaskSpec, shots: int, limit: int | None) -> tuple[Any, list[Any]]:
+    """The test split (its first ``limit`` items) and, for k-shot prompts, the train split as the pool."""
+    from nlue.data.access import load_task
+
+    data = load_task(dataset, task)
+    test = data["test"] if limit is None else data["test"].select(range(min(limit, data["test"].num_rows)))
+    return test, list(data["train"]) if shots and "train" in data else []
+
+
 def nlue_tasks(tasks: Sequence[str] | None, language: str) -> list[TaskSpec]:
     """The tasks to run (default: every task with prompts in ``language``); a clear error for what cannot run."""
     from nlue.registry.tasks import TASK_NAMES, get_task
@@ -156,15 +165,13 @@ def run_nlue_llm(
     """Score ``model`` on the NLUE classification ``tasks`` by log-likelihood; one results file per task."""
     from pathlib import Path
 
-    from nlue.data.access import dataset_description, load_task
+    from nlue.data.access import dataset_description
     from nlue.predictions import attach, prediction_rows
     from nlue.results import RunResult, write_result
 
     results: dict[str, RunResult] = {}
     for task in tasks:
-        data = load_task(dataset, task)
-        test = data["test"] if limit is None else data["test"].select(range(min(limit, data["test"].num_rows)))
-        pool = list(data["train"]) if shots and "train" in data else []
+        test, pool = task_splits(dataset, task, shots, limit)
         scores = score_labels(model, task, list(test), language, shots, pool, seed)
         metrics = task_metrics(task, scores, test[str(task.label_field)], bootstrap_resamples, seed)
         result = RunResult(

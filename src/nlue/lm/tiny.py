@@ -190,7 +190,7 @@ def tiny_causal_config(family: CausalFamily, tokenizer, **overrides):
 
 
 def save_tiny_causal_lm(
-    out: Path, family: CausalFamily = "gpt2", seed: int = 0, vocab_size: int = 2000, **overrides
+    out: Path, family: CausalFamily = "gpt2", seed: int = 0, vocab_size: int = 2000, tokenizer=None, **overrides
 ) -> Path:
     """Write a randomly initialised tiny causal LM (with its tokenizer) to ``out``.
 
@@ -200,7 +200,7 @@ def save_tiny_causal_lm(
     import torch
     from transformers import AutoModelForCausalLM
 
-    tokenizer = train_causal_tokenizer(family, vocab_size=vocab_size)
+    tokenizer = tokenizer if tokenizer is not None else train_causal_tokenizer(family, vocab_size=vocab_size)
     config = tiny_causal_config(family, tokenizer, **overrides)
     torch.manual_seed(seed)
     model = AutoModelForCausalLM.from_config(config)

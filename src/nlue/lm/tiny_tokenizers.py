@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from nlue.lm.tiny import CausalFamily, sample_corpus, tiny_causal_config, train_causal_tokenizer
+from nlue.lm.tiny import CausalFamily, sample_corpus, save_tiny_causal_lm, train_causal_tokenizer
 
 TokenizerKind = Literal[
     "byte_level", "sentencepiece_bpe_fallback", "sentencepiece_bpe", "sentencepiece_unigram", "wordpiece", "devanagari"
@@ -177,14 +177,5 @@ def save_tiny_lm_of_kind(
     or two). ``overrides`` change the config (e.g. ``tie_word_embeddings=False`` for a model
     whose output layer a test sets by hand).
     """
-    import torch
-    from transformers import AutoModelForCausalLM
-
     tokenizer = tokenizer if tokenizer is not None else train_tokenizer_of_kind(kind, vocab_size=vocab_size)
-    config = tiny_causal_config(family, tokenizer, **overrides)
-    torch.manual_seed(seed)
-    model = AutoModelForCausalLM.from_config(config)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
+    return save_tiny_causal_lm(out, family, seed, vocab_size, tokenizer, **overrides)
