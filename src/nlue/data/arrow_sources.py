@@ -35,6 +35,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from nlue.data.sources import Record, read_records, source_format
+from nlue.data.text_files import check_text_encoding
 from nlue.errors import RowProblem, SourceError
 
 # Bytes of CSV parsed per Arrow batch (~3,000 sentences). Arrow's streaming reader reads up
@@ -84,6 +85,7 @@ def read_batches(path: Path, wanted: Sequence[str]) -> Iterator[SourceBatch]:
         raise SourceError(RowProblem(str(path), 0, "(file)", "file not found"))
     fmt = source_format(path)
     if fmt in ("csv", "tsv"):
+        check_text_encoding(path)  # before Arrow reads UTF-16's NUL bytes as UTF-8 text
         yield from _delimited_batches(path, "," if fmt == "csv" else "\t", wanted)
     elif fmt == "parquet":
         yield from _parquet_batches(path, wanted)
