@@ -287,6 +287,10 @@ def multiple_choice_problem(predictions: Any, references: Any, owner: str) -> Sc
 # ------------------------------------------------------------------ the kind
 @dataclass(frozen=True)
 class MultipleChoiceKind(TaskKind):
+    @property
+    def apart_from_test(self) -> tuple[str, ...]:
+        return ("demo",)  # k-shot examples drawn from demo must never show a test item with its key
+
     def text_fields(self, task: TaskSpec) -> tuple[str, ...]:
         return ("question",)  # the options are normalised with it by check_item, from a column or an object
 
