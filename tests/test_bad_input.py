@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from nlue.cli import main
+from nlue.data.arrow_sources import read_batches
 from nlue.data.build import build_repo
 from nlue.data.report import BuildOptions, TaskSources
 from nlue.data.sources import jsonl_rows, read_records
@@ -172,3 +174,16 @@ def test_controls_and_bidirectional_marks_are_not_stored(tmp_path: Path, write_j
             (3, "text", "empty text after normalisation"),
             (4, "text", "empty text after normalisation"),
         ], engine
+
+
+# --- found by the property tests: a damaged Parquet page ------------------------------------------
+
+
+def test_damaged_parquet_page_is_named_not_an_os_error(tmp_path: Path) -> None:
+    path = tmp_path / "train.parquet"
+    pq.write_table(pa.table({"text": [None, None, None], "label": [None, None, None]}), path)
+    data = path.read_bytes()
+    path.write_bytes(data[:4] + data[5:])  # one byte cut from the first page: the footer still reads
+    for read in (lambda: list(read_records(path)), lambda: list(read_batches(path, ["text", "label"]))):
+        with pytest.raises(SourceError, match=r"train\.parquet.*not a readable Parquet file after 0 rows"):
+            read()

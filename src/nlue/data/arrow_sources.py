@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from nlue.data.sources import Record, read_records, source_format
+from nlue.data.sources import Record, read_records, source_format, unreadable_parquet
 from nlue.data.text_files import check_text_encoding
 from nlue.errors import RowProblem, SourceError
 
@@ -130,7 +130,14 @@ def _parquet_batches(path: Path, wanted: Sequence[str]) -> Iterator[SourceBatch]
         yield from record_batches(read_records(path))
         return
     first = 1
-    for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=present):
+    batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=present)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except (OSError, pa.ArrowException) as exc:  # a damaged page, as the row path reports it
+            raise unreadable_parquet(path, first - 1, exc) from None
         table = pa.Table.from_batches([batch])
         yield SourceBatch(np.arange(first, first + table.num_rows, dtype=np.int64), names, table=table)
         first += table.num_rows

@@ -28,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nlue.data.json_records import TooDeep, parse_json, record_problem, repeated_key
@@ -238,10 +239,18 @@ def _read_parquet(path: Path) -> Iterator[tuple[int, Record]]:
         raise SourceError(RowProblem(str(path), 0, "(file)", f"not a readable Parquet file: {exc}")) from None
     _check_distinct_names(path, parquet.schema_arrow.names)
     row_number = 0
-    for batch in parquet.iter_batches(batch_size=8192):
-        for record in batch.to_pylist():
-            row_number += 1
-            yield row_number, record
+    try:
+        for batch in parquet.iter_batches(batch_size=8192):
+            for record in batch.to_pylist():
+                row_number += 1
+                yield row_number, record
+    except (OSError, pa.ArrowException) as exc:  # a damaged page: pyarrow finds it only when it reads it
+        raise unreadable_parquet(path, row_number, exc) from None
+
+
+def unreadable_parquet(path: Path, rows_read: int, exc: BaseException) -> SourceError:
+    """The error for a Parquet file whose pages cannot be read, after ``rows_read`` good rows."""
+    return SourceError(RowProblem(str(path), 0, "(file)", f"not a readable Parquet file after {rows_read} rows: {exc}"))
 
 
 class NotText(ValueError):
