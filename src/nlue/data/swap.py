@@ -88,12 +88,19 @@ def _exchange(first: Path, second: Path) -> bool:
 
 def _write_journal(journal: Path, record: dict[str, Any]) -> bool:
     """Create ``journal`` holding ``record`` whole, unless it exists; whether this call created it."""
+    text = json.dumps(record) + "\n"
     partial = journal.with_name(f"{journal.name}.{os.getpid()}.partial")
-    partial.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    partial.write_text(text, encoding="utf-8")
     try:
         os.link(partial, journal)  # fails if the journal exists: one swap at a time
     except FileExistsError:
         return False
+    except OSError:  # a file system without hard links: create it exclusively (a kill may leave it partial)
+        try:
+            with journal.open("x", encoding="utf-8") as handle:
+                handle.write(text)
+        except FileExistsError:
+            return False
     finally:
         partial.unlink()
     return True
@@ -137,7 +144,18 @@ def swap_into_place(staging: Path, out_dir: Path, name: str) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _move_in(staging: Path, out_dir: Path, name: str, retired: Path, entries: list[str]) -> None:
+def _move(source: Path, target: Path, tolerant: bool) -> None:
+    """``os.replace``; ``tolerant``: a source already gone was moved by another process finishing the same swap."""
+    try:
+        os.replace(source, target)
+    except FileNotFoundError:
+        if not tolerant or source.exists():
+            raise
+
+
+def _move_in(
+    staging: Path, out_dir: Path, name: str, retired: Path, entries: list[str], tolerant: bool = False
+) -> None:
     """Steps 1 and 2 of the module docstring: the repo folder first, then the files, the report last."""
     repo, target = staging / name, out_dir / name
     if repo.exists():
@@ -156,7 +174,7 @@ def _move_in(staging: Path, out_dir: Path, name: str, retired: Path, entries: li
     report = f"{name}.report.json"
     for entry in sorted(entries, key=lambda e: (e == report, e)):
         if entry != name and (staging / entry).exists():
-            os.replace(staging / entry, out_dir / entry)
+            _move(staging / entry, out_dir / entry, tolerant)
             _swap_step(f"{entry} moved in")
 
 
@@ -175,15 +193,16 @@ def finish_interrupted_swap(out_dir: Path, name: str) -> str | None:
     staging, retired = out_dir / staging_name, out_dir / retired_name
     retired.mkdir(exist_ok=True)
     new_repo, target = staging / name, out_dir / name
+    # Each step tolerates a source already gone: a build and a load may finish the same swap at once.
     if new_repo.is_dir() and not new_repo.is_symlink():
         if card_digest(new_repo) == record.get("card_sha256"):  # the new build is not in place yet
             if target.exists():
-                os.rename(target, retired / f"{name}.previous")
-            os.rename(new_repo, target)
+                _move(target, retired / f"{name}.previous", tolerant=True)
+            _move(new_repo, target, tolerant=True)
         else:  # the previous build, which the exchange put in the staging folder
-            os.rename(new_repo, retired / f"{name}.previous")
-    _move_in(staging, out_dir, name, retired, [str(e) for e in record.get("entries", [])])
-    journal.unlink()
+            _move(new_repo, retired / f"{name}.previous", tolerant=True)
+    _move_in(staging, out_dir, name, retired, [str(e) for e in record.get("entries", [])], tolerant=True)
+    journal.unlink(missing_ok=True)
     shutil.rmtree(retired, ignore_errors=True)
     shutil.rmtree(staging, ignore_errors=True)
     started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(record.get("started", 0))))
