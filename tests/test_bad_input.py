@@ -187,3 +187,23 @@ def test_damaged_parquet_page_is_named_not_an_os_error(tmp_path: Path) -> None:
     for read in (lambda: list(read_records(path)), lambda: list(read_batches(path, ["text", "label"]))):
         with pytest.raises(SourceError, match=r"train\.parquet.*not a readable Parquet file after 0 rows"):
             read()
+
+
+def test_parquet_string_page_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "train.parquet"
+    pq.write_table(pa.table({"text": ["कखग" * 40], "label": [1]}), path, compression="none")
+    data = path.read_bytes()
+    at = data.index("कखग".encode())
+    path.write_bytes(data[:at] + b"\xff" + data[at + 1 :])  # one byte of the text's page, no longer UTF-8
+    for read in (lambda: list(read_records(path)), lambda: list(read_batches(path, ["text", "label"]))):
+        with pytest.raises(SourceError, match=r"train\.parquet, field 'text': not a readable Parquet file"):
+            read()
+
+
+def test_csv_quote_inside_a_multibyte_character_is_bad_utf8_for_both_readers(tmp_path: Path) -> None:
+    """Arrow checks each cell after its quotes are gone; ``\\xf3"\\xaf\\x80\\x9b`` is then valid, the file is not."""
+    path = tmp_path / "train.csv"
+    path.write_bytes(b'text,label\n"ok",1\n"/\xf3"\xaf\x80\x9b"",0\n')
+    for read in (lambda: list(read_records(path)), lambda: list(read_batches(path, ["text", "label"]))):
+        with pytest.raises(SourceError, match=r"row 2, field 'text': not valid UTF-8 \(byte 0xf3"):
+            read()

@@ -241,11 +241,32 @@ def _read_parquet(path: Path) -> Iterator[tuple[int, Record]]:
     row_number = 0
     try:
         for batch in parquet.iter_batches(batch_size=8192):
+            check_parquet_batch(path, batch, row_number)
             for record in batch.to_pylist():
                 row_number += 1
                 yield row_number, record
     except (OSError, pa.ArrowException) as exc:  # a damaged page: pyarrow finds it only when it reads it
         raise unreadable_parquet(path, row_number, exc) from None
+
+
+def check_parquet_batch(path: Path, batch: pa.RecordBatch, rows_read: int) -> None:
+    """Raise a SourceError naming the column when a batch's strings are not UTF-8.
+
+    Parquet readers trust a file's string pages: damaged bytes, or a writer that stored
+    bytes in a string column, would fail later in Python's decoder or pass into Arrow's
+    kernels. Arrow's full validation (one pass over the bytes) finds them here.
+    """
+    for name, column in zip(batch.schema.names, batch.columns, strict=True):
+        try:
+            column.validate(full=True)
+        except pa.ArrowInvalid as exc:
+            raise SourceError(
+                RowProblem(
+                    str(path), 0, name,
+                    f"not a readable Parquet file after {rows_read} rows: {exc} (the file is damaged, or "
+                    "its writer stored bytes that are not UTF-8 text in a string column)",
+                )
+            ) from None  # fmt: skip
 
 
 def unreadable_parquet(path: Path, rows_read: int, exc: BaseException) -> SourceError:
