@@ -389,7 +389,7 @@ _CSV_OUTCOMES = {
     "trailing_empty_cells": None,
     "quoted": None,
     "unbalanced": "row 51, field '(row)': has 1 cells",
-    "duplicate_header": None,
+    "duplicate_header": "field '(header)': the column 'text' appears twice (columns 1 and 3)",
     "semicolon": None,
     "quoted_header": None,
     "nul": None,

@@ -64,6 +64,28 @@ def test_converter_answers_rules() -> None:
     converter.check_columns("f.csv", 1, ["sentence", "category"])  # answers is optional
 
 
+@pytest.mark.parametrize(
+    ("answers", "reason"),
+    [
+        (["पानी", None], "answer 2 of the list is null"),
+        ('["पानी", null]', "answer 2 of the list is null"),
+        ([None], "answer 1 of the list is null"),
+        (["पानी", ["नदी"]], "answer 2 of the list: expected text"),
+        (["पानी", True], "found a boolean"),
+        ("[" * 5000, "do not parse"),  # nested past what json can read: a reject, not a RecursionError
+    ],
+)
+def test_answers_that_are_no_words_are_rejected_not_stored(answers, reason: str) -> None:
+    """Issue 22 item 5: a null in the list was stored as the answer "None"."""
+    converter = RowConverter(TASKS["gmet"])
+    problem = converter.convert("f.jsonl", 3, {"sentence": SENTENCES[0], "category": "Colors", "answers": answers})
+    assert isinstance(problem, RowProblem) and problem.field == "answers" and reason in problem.reason, problem
+    numbers = converter.convert(
+        "f.jsonl", 4, {"sentence": SENTENCES[0], "category": "Colors", "answers": [2080, "२०८०"]}
+    )
+    assert numbers["answers"] == ["2080", "२०८०"]  # a number is its text, as in a text field
+
+
 def test_category_by_number_follows_the_paper_order() -> None:
     order = [c for cats in GMET_THEMES.values() for c in cats]
     assert len(order) == 75

@@ -141,3 +141,52 @@ def test_joiners_are_kept_in_devanagari_and_in_emoji_sequences_only(text: str, e
 def test_marks_brought_together_by_a_removal_are_reordered_once() -> None:
     once = normalize_text("\u0951\u200b\u0952")  # a zero-width space between two combining marks
     assert normalize_text(once) == once
+
+
+# --- issue 22: controls, bidirectional marks, stray joiners, answers normalised twice -------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("क\x00ख", "कख"),  # NUL: from a binary tool or a file read in the wrong encoding
+        ("क\x07ख\x1b", "कख"),
+        ("क\x7fख\x9b", "कख"),  # DEL and a C1 control
+        ("क\tख\x1fग\x85घ", "क ख ग घ"),  # controls that are whitespace become one space each
+    ],
+)
+def test_control_characters_are_removed(raw: str, expected: str) -> None:
+    assert normalize_text(raw) == expected
+
+
+@pytest.mark.parametrize("text", ["\u200f\u200e", "\u2066\u2069", " \u202a\u202c ", "\u061c"])
+def test_text_of_bidirectional_marks_alone_is_empty(text: str) -> None:
+    assert normalize_text(text) == ""
+
+
+def test_bidirectional_overrides_are_removed_inside_texts() -> None:
+    assert normalize_text("राम्रो \u202eछ\u202c") == "राम्रो छ"
+    assert normalize_text("\u2067नमस्ते\u2069 संसार\u200f") == "नमस्ते संसार"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("क\u200c\u200c\u200cा", "का"),  # a run of joiners before a vowel sign
+        ("क\u200cा", "का"),  # one joiner before a vowel sign selects nothing
+        ("कि\u200cक", "किक"),  # after a vowel sign
+        ("क\u200d।", "क।"),  # next to a danda
+        ("क्\u200c\u200cष", "क्ष"),  # a run, even after the virama
+        ("क्\u200cष", "क्\u200cष"),  # explicit virama: kept
+        ("र\u200d्य", "र\u200d्य"),  # eyelash ra, written with the joiner before the virama: kept
+        ("क\u200cख", "क\u200cख"),  # between two letters: kept
+    ],
+)
+def test_joiners_are_kept_between_letters_and_the_virama_only(raw: str, expected: str) -> None:
+    assert normalize_text(raw) == expected
+
+
+@pytest.mark.parametrize("word", ["\u200d।\u200d।", "।\u200d।", "\u200c, क", "। \u200dक"])
+def test_answer_normalisation_is_idempotent_on_found_inputs(word: str) -> None:
+    once = normalize_answer(word)
+    assert normalize_answer(once) == once

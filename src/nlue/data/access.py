@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import logging
 import os
 from pathlib import Path
@@ -18,8 +19,9 @@ import datasets
 
 from nlue.data.build import build_repo
 from nlue.data.discover import task_sources_from_folder
-from nlue.data.report import BuildOptions
+from nlue.data.report import REPORT_SUFFIX, BuildOptions
 from nlue.data.sample import SAMPLE_TAG, sample_data_dir
+from nlue.data.swap import card_digest, journal_path, settle
 from nlue.errors import NlueError
 from nlue.registry.tasks import TaskSpec
 
@@ -65,8 +67,32 @@ def resolve_dataset(dataset: str | None, task: TaskSpec | None = None) -> str:
 def load_task(dataset: str | None, task: TaskSpec) -> datasets.DatasetDict:
     """All splits of ``task`` from ``dataset`` (Hub id, local path, or None for the sample)."""
     source = resolve_dataset(dataset, task)
+    settle_local_build(Path(source))
     logger.info("loading %s / %s", source, task.name)
     return datasets.load_dataset(source, task.name)
+
+
+def settle_local_build(repo: Path) -> None:
+    """Before a local build is read: finish a swap a killed build left half done, and say so; warn when the
+    report beside the repo describes another build (:mod:`nlue.data.swap`)."""
+    out_dir, name = repo.parent, repo.name
+    if not repo.is_dir() and not journal_path(out_dir, name).exists():
+        return  # a Hub id, or nothing there
+    try:
+        finished = settle(out_dir, name)
+    except OSError as exc:
+        logger.warning("%s: a killed build left its swap unfinished and it cannot be finished here (%s); "
+                       "run `nlue build` into %s again", repo, exc, out_dir)  # fmt: skip
+        return
+    if finished is not None:
+        logger.warning("%s", finished)
+    report = out_dir / f"{name}{REPORT_SUFFIX}"
+    try:
+        described = json.loads(report.read_text(encoding="utf-8")).get("card_sha256")
+    except (OSError, ValueError, AttributeError):
+        return  # no report (a repo downloaded or copied alone), or not ours
+    if described is not None and described != card_digest(repo):
+        logger.warning("%s describes another build than the one in %s (its card differs)", report, repo)
 
 
 def is_sample(dataset: str | None) -> bool:

@@ -13,10 +13,13 @@ numbers, and bytes that are not UTF-8. So Arrow reads a CSV/TSV whose header is 
 of distinct names, with blank lines kept as rows of empty cells; the first Arrow batch
 holding such a row (a blank line, or a row of empty cells, which are rare), a cell with a
 carriage return (pyarrow can lose the "\\n" of a quoted "\\r\\n" that a block boundary
-splits) or a row Arrow refuses (a cell count off, bytes that are not UTF-8: Arrow checks
-the columns it reads, and a scan the whole file when it reads fewer) hands the file over
+splits) or a row Arrow refuses (a cell count off) hands the file over
 to ``read_records`` from the first row not yet delivered, which reads it, or raises, as
-the row path does. A test compares the two readers on random text.
+the row path does. A file that is not UTF-8 throughout goes to ``read_records`` whole: a
+scan checks it first, as Python decodes it, since Arrow checks each cell after removing its
+quotes (a quote inside a multi-byte sequence, ``\xf3"\xaf\x80\x9b``, leaves a valid cell in
+an invalid file). A test compares the two readers on random text, and a property test on
+damaged files.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from nlue.data.sources import Record, read_records, source_format
+from nlue.data.sources import Record, check_parquet_batch, read_records, source_format, unreadable_parquet
+from nlue.data.text_files import check_text_encoding
 from nlue.errors import RowProblem, SourceError
 
 # Bytes of CSV parsed per Arrow batch (~3,000 sentences). Arrow's streaming reader reads up
@@ -84,6 +88,7 @@ def read_batches(path: Path, wanted: Sequence[str]) -> Iterator[SourceBatch]:
         raise SourceError(RowProblem(str(path), 0, "(file)", "file not found"))
     fmt = source_format(path)
     if fmt in ("csv", "tsv"):
+        check_text_encoding(path)  # before Arrow reads UTF-16's NUL bytes as UTF-8 text
         yield from _delimited_batches(path, "," if fmt == "csv" else "\t", wanted)
     elif fmt == "parquet":
         yield from _parquet_batches(path, wanted)
@@ -128,7 +133,15 @@ def _parquet_batches(path: Path, wanted: Sequence[str]) -> Iterator[SourceBatch]
         yield from record_batches(read_records(path))
         return
     first = 1
-    for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=present):
+    batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=present)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except (OSError, pa.ArrowException) as exc:  # a damaged page, as the row path reports it
+            raise unreadable_parquet(path, first - 1, exc) from None
+        check_parquet_batch(path, batch, first - 1)
         table = pa.Table.from_batches([batch])
         yield SourceBatch(np.arange(first, first + table.num_rows, dtype=np.int64), names, table=table)
         first += table.num_rows
@@ -141,20 +154,19 @@ def _delimited_batches(path: Path, delimiter: str, wanted: Sequence[str]) -> Ite
     if header is None or not present:
         yield from record_batches(read_records(path))
         return
-    # Arrow checks the UTF-8 of the columns it reads; a scan checks the file when it reads
-    # fewer. Cells holding a carriage return are handed over (see _arrow_csv_batches), so a
-    # file with one anywhere has all its cells read.
-    if len(present) < len(names):
-        utf8, carriage_returns = _scan(path)
-        if not utf8:
-            yield from record_batches(read_records(path))
-            return
-        if carriage_returns:
-            present = names
+    # The file's UTF-8 is checked by a scan, as Python decodes it (see the module docstring).
+    # Cells holding a carriage return are handed over (see _arrow_csv_batches), so a file
+    # with one anywhere has all its cells read.
+    utf8, carriage_returns = _scan(path)
+    if not utf8:
+        yield from record_batches(read_records(path))
+        return
+    if carriage_returns:
+        present = names
     reads_all = len(present) == len(names)
     with pa.OSFile(str(path), "rb") as handle:
         try:
-            reader = _open_csv(handle, names, header[1], present, check_utf8=reads_all)
+            reader = _open_csv(handle, names, header[1], present)
         except pa.ArrowInvalid:  # the first block holds a row Arrow refuses: the row path names it
             reader = None
         if reader is None:
@@ -166,9 +178,7 @@ def _delimited_batches(path: Path, delimiter: str, wanted: Sequence[str]) -> Ite
             reader.close()
 
 
-def _open_csv(
-    handle: pa.NativeFile, names: list[str], delimiter: str, present: list[str], check_utf8: bool
-) -> pa_csv.CSVStreamingReader:
+def _open_csv(handle: pa.NativeFile, names: list[str], delimiter: str, present: list[str]) -> pa_csv.CSVStreamingReader:
     # A native file: Arrow's I/O thread reads ahead (up to 32 blocks) without calling into
     # Python, so a reader closed early, or at exit, leaves no thread waiting on the GIL.
     return pa_csv.open_csv(
@@ -183,7 +193,7 @@ def _open_csv(
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,
             null_values=[],
-            check_utf8=check_utf8,
+            check_utf8=False,  # the scan in _delimited_batches has checked the whole file
         ),
     )
 

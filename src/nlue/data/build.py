@@ -9,6 +9,8 @@ train or validation, and its own repeats, are counted, not removed, unless the u
 only when the whole build succeeded, so a failed build leaves nothing behind. A build
 that is killed (and so cannot clean up) leaves its staging folder; the next build into
 the same place removes it, recognising it by an owner marker (:mod:`nlue.data.staging`).
+A build killed while it swaps its output in leaves a journal, and the next build (or a
+load) finishes the swap (:mod:`nlue.data.swap`).
 
 Each config is built by :class:`nlue.data.config_builder.ConfigBuilder`, or, for kinds whose
 row rules apply column-wise (classification, regression), by its columnar form
@@ -40,7 +42,8 @@ from nlue.data.report import (
     ConfigReport,
     TaskSources,
 )
-from nlue.data.staging import move_into_place, remove_stale_build_folders, write_owner_marker
+from nlue.data.staging import remove_stale_build_folders, write_owner_marker
+from nlue.data.swap import card_digest, finish_interrupted_swap, folders_in_swap, swap_into_place
 from nlue.errors import NlueError
 from nlue.registry.tasks import TASKS
 
@@ -58,10 +61,15 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
     if not 0.0 < options.validation_fraction < 1.0:
         raise NlueError(f"--validation-fraction must be between 0 and 1, got {options.validation_fraction}")
     out_dir.mkdir(parents=True, exist_ok=True)
+    # A build killed while it swapped its output in left a journal: finish that swap first, so
+    # that this build replaces a whole output (and its staging folder is not swept as stale).
+    finished = finish_interrupted_swap(out_dir, options.name)
+    if finished is not None:
+        logger.warning("%s", finished)
     # Staging folders only ever hold an unfinished build, so a dead one can go before this
     # build needs the disk space; retired (".old-") folders may hold the only copy of the
     # previous output when a move was cut short, so they go only after this build is in place.
-    remove_stale_build_folders(out_dir, options.name, ("staging",))
+    remove_stale_build_folders(out_dir, options.name, ("staging",), keep=folders_in_swap(out_dir, options.name))
     staging = Path(tempfile.mkdtemp(prefix=f".{options.name}.staging-", dir=out_dir))
     try:
         write_owner_marker(staging)
@@ -87,16 +95,17 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
             "is_sample": options.is_sample,
             "drop_leaked_test": options.drop_leaked_test,
             "rejects": rejects,
+            "card_sha256": card_digest(repo),  # which repo this report describes
             "configs": {name: cfg.to_dict() for name, cfg in configs.items()},
         }
         report_path.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        final = move_into_place(staging, out_dir, options.name)
+        swap_into_place(staging, out_dir, options.name)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    remove_stale_build_folders(out_dir, options.name, ("old",))
+    remove_stale_build_folders(out_dir, options.name, ("old",), keep=folders_in_swap(out_dir, options.name))
     return BuildResult(
-        repo_dir=final / options.name if final != out_dir else out_dir / options.name,
+        repo_dir=out_dir / options.name,
         report_path=out_dir / f"{options.name}{REPORT_SUFFIX}",
         rejects_path=out_dir / f"{options.name}{REJECTS_SUFFIX}",
         configs=configs,

@@ -21,6 +21,7 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from nlue import __version__
+from nlue.data.card_sections import gmet_fields_section, left_out_lines, overlap_section
 from nlue.data.card_text import NLUE_CARD_TEXT, kind_texts, overview_lines, sample_banner
 from nlue.data.card_translation import MACHINE_TRANSLATED_TAG, translation_section
 from nlue.data.normalize import NEAR_DUPLICATE_RULES
@@ -30,7 +31,7 @@ from nlue.registry.features import task_features
 from nlue.registry.tasks import TaskSpec, benchmark_of
 
 if TYPE_CHECKING:
-    from nlue.data.report import BuildOptions, ConfigReport, SplitReport
+    from nlue.data.report import BuildOptions, ConfigReport
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +74,11 @@ def _card_data(configs: Mapping[str, ConfigReport], options: BuildOptions) -> Da
     metadata_configs = MetadataConfigs(
         {
             name: {
-                "data_files": [{"split": split, "path": f"{name}/{split}-*.parquet"} for split in cfg.splits],
+                "data_files": [
+                    {"split": split, "path": f"{name}/{split}-*.parquet"}
+                    for split, report in cfg.splits.items()
+                    if not report.left_out  # no file: a split without rows cannot be loaded
+                ],
                 **({"default": True} if name == default else {}),
             }
             for name, cfg in configs.items()
@@ -84,7 +89,8 @@ def _card_data(configs: Mapping[str, ConfigReport], options: BuildOptions) -> Da
     for name, cfg in configs.items():
         splits = SplitDict(dataset_name=options.name)
         for split, report in cfg.splits.items():
-            splits.add(SplitInfo(name=split, num_bytes=report.num_bytes, num_examples=report.kept))
+            if not report.left_out:
+                splits.add(SplitInfo(name=split, num_bytes=report.num_bytes, num_examples=report.kept))
         infos[name] = datasets.DatasetInfo(
             features=task_features(cfg.task),
             splits=splits,
@@ -114,106 +120,6 @@ def _score_summary(counts: Counter[float]) -> str:
 
     median = nth(total // 2) if total % 2 else (nth(total // 2 - 1) + nth(total // 2)) / 2
     return f"{values[0]:.1f} / {median:.2f} / {values[-1]:.1f}"
-
-
-def _overlap_section(cfg: ConfigReport, options: BuildOptions) -> list[str]:
-    """Per config: what validation and test share with train (and test with validation).
-
-    Empty for a config with no train split, unless its test items repeat one another.
-    """
-    splits = cfg.splits
-    test = splits.get("test")
-    compared = [(name, r, r.overlap) for name, r in splits.items() if name != "train" and r.overlap is not None]
-    if not compared:
-        repeats = _kept_repeats(test) if test else 0
-        if not repeats:
-            return []
-        return ["", f"Test items that repeat an earlier test item are kept as released: {repeats}."]
-    lines = ["", "#### Overlap between splits", ""]
-    if test is not None and test.overlap is not None:
-        if options.drop_leaked_test:
-            removed = test.leaked_from_train + test.leaked_from_validation
-            lines.append(
-                f"`--drop-leaked-test` removed {removed} test items whose inputs also occur in train "
-                f"({test.leaked_from_train}) or validation ({test.leaked_from_validation}); the other test "
-                "items are kept as released."
-            )
-        else:
-            found = test.overlap.with_train + test.overlap.with_validation
-            lines.append(
-                f"The test set is kept as released: {found} of its {test.kept} items have the same inputs as a "
-                f"train ({test.overlap.with_train}) or validation ({test.overlap.with_validation}) item and are "
-                "counted here, not removed (`nlue build --drop-leaked-test` removes them)."
-                if found
-                else f"The test set is kept as released; none of its {test.kept} items has the same inputs as a "
-                "train or validation item."
-            )
-    if "validation" in splits and splits["validation"].carved_from_train:
-        lines.append(
-            "Validation was carved from the released train split, so counts refer to the splits as built: "
-            "a test item equal to a carved validation item counts under validation, and which items those are "
-            "depends on the seed."
-        )
-    fields = list(compared[0][2].fields_shared_with_train)
-    lines += [
-        "",
-        "| split | same inputs as train | same inputs as validation | near-duplicates of train | "
-        + "".join(f"shared `{name}` | " for name in fields)
-        + "repeats within split (kept) |",
-        "|---|---|---|---|" + "---|" * len(fields) + "---|",
-    ]
-    for name, report, counts in compared:
-        is_test = name == "test"
-        cells = [
-            name,
-            str(counts.with_train),
-            str(counts.with_validation) if is_test else "-",
-            str(counts.near_duplicates_of_train),
-            *(str(counts.fields_shared_with_train[field]) for field in fields),
-            str(_kept_repeats(report)) if is_test else "-",
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    if fields:
-        lines += [
-            "",
-            "A `shared` column counts the items whose text in that field is also the text of that field in "
-            "some train item (after normalisation), e.g. a premise that train pairs with another hypothesis.",
-        ]
-    return lines
-
-
-def _kept_repeats(report: SplitReport) -> int:
-    return report.kept_duplicates + report.kept_conflicting_duplicates
-
-
-def _gmet_fields_section(cfg: ConfigReport, options: BuildOptions) -> list[str]:
-    """Which GMET fields come from the paper and which nlue adds (the paper's items have a sentence only)."""
-    test = cfg.splits.get("test")
-    without = test.stats.without_answers if test is not None and test.stats is not None else None
-    lines = [
-        "",
-        "#### Which fields are the paper's",
-        "",
-        "| field | from the paper | added by nlue |",
-        "|---|---|---|",
-        "| `sentence` | the sentence, its missing word marked `[MASK]` | - |",
-        "| `category` | the list of 75 categories (appendix F.1) | the category of each item, when a release "
-        "does not give it |",
-        "| `theme` | the 7 thematic areas that group the categories | derived from the category |",
-        "| `answers` | - (the paper had native speakers judge the predictions) | the acceptable words, where listed |",
-        "| `idx` | - | the row number |",
-    ]
-    if test is not None and without:
-        lines += [
-            "",
-            f"{without} of the {test.kept} items have no listed answers: they can be scored only by human "
-            "judging (`nlue gmet --judgments`).",
-        ]
-    elif test is not None and without == 0:
-        lines += ["", f"Each of the {test.kept} items lists at least one acceptable answer."]
-    if options.is_sample:
-        lines += ["", "In this sample every field of every item was written by the nlue developers."]
-    return lines
 
 
 def _paper_results_lines(task: TaskSpec) -> list[str]:
@@ -273,7 +179,7 @@ def _config_section(cfg: ConfigReport, options: BuildOptions) -> str:
         lengths = stats.length_percentiles() if stats else {}
         first = task.text_fields[0]
         length = f"{lengths[first]['p50']} / {lengths[first]['p95']} (`{first}`)" if first in lengths else "-"
-        cells = [split, str(report.kept)]
+        cells = [split, "left out (0)" if report.left_out else str(report.kept)]
         if task.label_names and stats:
             cells.append(
                 ", ".join(
@@ -292,9 +198,11 @@ def _config_section(cfg: ConfigReport, options: BuildOptions) -> str:
         themes = cfg.splits["test"].stats.group_counts if "test" in cfg.splits and cfg.splits["test"].stats else {}
         if themes:
             lines += ["", "Items per thematic area: " + ", ".join(f"{k} {v}" for k, v in sorted(themes.items())) + "."]
-        lines += _gmet_fields_section(cfg, options)
-    lines += task.kind.card_lines(task, cfg.splits, options.is_sample)
-    lines += _overlap_section(cfg, options)
+        lines += gmet_fields_section(cfg, options)
+    lines += left_out_lines(cfg)
+    built = {split: report for split, report in cfg.splits.items() if not report.left_out}
+    lines += task.kind.card_lines(task, built, options.is_sample)
+    lines += overlap_section(cfg, options)
     return "\n".join(lines)
 
 
@@ -331,7 +239,9 @@ def _processing_section(configs: Mapping[str, ConfigReport], options: BuildOptio
             'repeats, are counted under each config\'s "Overlap between splits", not removed.'
         )
         + f" {NEAR_DUPLICATE_RULES}"
-        + _carving_sentence(configs, options),
+        + _carving_sentence(configs, options)
+        + " A split left with no rows (every row removed or rejected, or none carved) is left out of the repo, "
+        "since no one can load a Parquet split without rows; its config's section says why.",
         "",
         "| config | split | read | kept | rejected | duplicates removed | leaked, removed | dropped by label map |",
         "|---|---|---|---|---|---|---|---|",
@@ -357,7 +267,8 @@ def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions) -> D
     first = next(iter(configs))
     repo = options.repo_id or options.name
     own = kind_texts(configs)[0]  # a benchmark whose kinds speak for themselves (the exams), or NLUE's words
-    first_split = next(s for s in ("train", "test", *configs[first].splits) if s in configs[first].splits)
+    built = [split for split, report in configs[first].splits.items() if not report.left_out]
+    first_split = next(s for s in ("train", "test", *built) if s in built)
     citations = dict.fromkeys(cfg.task.citation for cfg in configs.values())
     body = [
         f"# {data.pretty_name}",

@@ -13,7 +13,7 @@ from nlue.registry.kinds.base import CardText
 from nlue.registry.tasks import NLUE_SCORE_NOTE
 
 if TYPE_CHECKING:
-    from nlue.data.report import ConfigReport
+    from nlue.data.report import ConfigReport, SplitReport
 
 NLUE_INTRO = (
     "NLUE gathers twelve Nepali language-understanding tasks - single-sentence classification, "
@@ -55,6 +55,10 @@ def overview_lines(configs: Mapping[str, ConfigReport]) -> list[str]:
         "|---|---|---|---|" + "---|" * len(splits),
     ]
     for name, cfg in configs.items():
-        sizes = " | ".join(str(cfg.splits[s].kept) if s in cfg.splits else "-" for s in splits)
+        sizes = " | ".join(_size(cfg.splits[s]) if s in cfg.splits else "-" for s in splits)
         lines.append(f"| `{name}` | {cfg.task.title} | {cfg.task.category} | {cfg.task.primary_metric} | {sizes} |")
     return lines
+
+
+def _size(report: SplitReport) -> str:
+    return "left out (0)" if report.left_out else str(report.kept)

@@ -115,9 +115,9 @@ class ColumnarConfigBuilder(ConfigBuilder):
         exclude: Mapping[str, FingerprintSet],
     ) -> pa.Table:
         """Count and reject the entries of ``batch``; the rows kept, in source order, as a table."""
-        keep, conflicts, found_in = self._verdicts(batch.keys, batch.label_codes, split, report, seen, exclude)
-        if batch.problems or conflicts:
-            self._write_rejects(batch, split, conflicts)
+        keep, rejected, found_in = self._verdicts(batch.keys, batch.label_codes, split, report, seen, exclude)
+        if batch.problems or rejected:
+            self._write_rejects(batch, split, rejected)
         kept_count = int(np.count_nonzero(keep))
         report.kept += kept_count
         table = batch.table if kept_count == batch.table.num_rows else batch.table.filter(pa.array(keep))

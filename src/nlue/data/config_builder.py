@@ -18,14 +18,15 @@ from typing import IO, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from tqdm.auto import tqdm
 
 from nlue.data import overlap
-from nlue.data.carve import stratified_holdout, stratum_dtype
+from nlue.data.carve import stratum_dtype
+from nlue.data.carved_validation import CarvedValidation
 from nlue.data.discover import file_sha256
+from nlue.data.empty_splits import why_empty
 from nlue.data.fingerprints import FingerprintSet, as_keys, fingerprint
-from nlue.data.parquet_io import ShardedSplitWriter, SpillWriter, read_spill
+from nlue.data.parquet_io import ShardedSplitWriter, SpillWriter
 from nlue.data.report import (
     BuildOptions,
     ConfigReport,
@@ -64,7 +65,7 @@ class _Batch:
         self.problems.append((len(self.rows), problem))
 
 
-class ConfigBuilder:
+class ConfigBuilder(CarvedValidation):
     """Builds the splits of one config into ``<staging>/<config>/``.
 
     What still grows with the rows, per distinct row kept (see :mod:`nlue.data.fingerprints`):
@@ -120,11 +121,10 @@ class ConfigBuilder:
         self.dir.mkdir(parents=True)
         train_keys = FingerprintSet(self.label_dtype)
         validation_keys = FingerprintSet()
+        test_keys: FingerprintSet | None = None
         has_train = "train" in files
         carve = has_train and "validation" not in files and self.task.kind.carves_validation
-        for split in self.task.splits:
-            if split not in files:
-                continue
+        for split in self._split_order():
             if split == "train" and carve:
                 reports, validation_keys = self._build_train_with_carved_validation(files["train"], train_keys)
                 report.splits.update(reports)
@@ -136,6 +136,8 @@ class ConfigBuilder:
                 exclude["validation"] = validation_keys
             if split != "train":
                 exclude["train"] = train_keys
+            if split in self.task.kind.apart_from_test and test_keys is not None:
+                exclude["test"] = test_keys
             if split == "train":
                 seen = train_keys
             elif split == "validation":
@@ -151,10 +153,34 @@ class ConfigBuilder:
                 if split == "train":
                     self.train_index.add(self.train_index.keys(self._kept_columns(kept)))
             seen.drop_labels()  # later splits check their keys only
+            if split == "test":
+                test_keys = seen
             self._log_fingerprints(split, seen)
             self._finish(split_report, writer)
             report.splits[split] = split_report
+        report.splits = {split: report.splits[split] for split in self.task.splits if split in report.splits}
+        for split, split_report in report.splits.items():
+            if not split_report.kept:
+                self._leave_out(split, split_report, report.splits)
         return report
+
+    def _split_order(self) -> list[str]:
+        """The splits with sources, in the task's order; test first when a split must share no item with it."""
+        present = [split for split in self.task.splits if split in self.sources.files]
+        if "test" in present and set(present) & set(self.task.kind.apart_from_test):
+            present.remove("test")
+            present.insert(0, "test")
+        return present
+
+    def _leave_out(self, split: str, split_report: SplitReport, splits: Mapping[str, SplitReport]) -> None:
+        """Remove a split that ended with no rows: ``datasets`` cannot load a Parquet split without rows
+        (ArrowInvalid: BatchSize must be greater than 0). The report, the card and the log say why."""
+        for name in split_report.files:
+            (self.dir / Path(name).name).unlink()
+        split_report.files = []
+        split_report.num_bytes = 0
+        split_report.left_out = why_empty(split, split_report, splits, self.options.validation_fraction)
+        logger.warning("%s/%s is left out: %s", self.task.name, split, split_report.left_out)
 
     # ------------------------------------------------------------ how kept rows are held
     # The row path holds kept rows as dicts; the columnar builder (nlue.data.columnar_builder)
@@ -288,11 +314,11 @@ class ConfigBuilder:
         exclude: Mapping[str, FingerprintSet],
     ) -> list[dict[str, Any]]:
         """Count and reject the entries of ``batch``; the rows kept, in source order."""
-        keep, conflicts, found_in = self._verdicts(
+        keep, rejected, found_in = self._verdicts(
             as_keys(batch.digests), self._label_codes(batch.labels), split, report, seen, exclude
         )
-        if batch.problems or conflicts:
-            self._write_rejects(batch, split, conflicts)
+        if batch.problems or rejected:
+            self._write_rejects(batch, split, rejected)
         kept_count = int(np.count_nonzero(keep))
         report.kept += kept_count
         rows = batch.rows if kept_count == len(batch.rows) else list(compress(batch.rows, keep.tolist()))
@@ -308,8 +334,9 @@ class ConfigBuilder:
         report: SplitReport,
         seen: FingerprintSet,
         exclude: Mapping[str, FingerprintSet],
-    ) -> tuple[np.ndarray, list[int], np.ndarray]:
-        """Decide and count a batch's valid rows: which are kept, which conflict, where each was found."""
+    ) -> tuple[np.ndarray, list[tuple[int, int]], np.ndarray]:
+        """Decide and count a batch's valid rows: which are kept, which are rejected (position and verdict:
+        a conflicting repeat, or a test item in a split that must share none with test), where each was found."""
         is_test = split == "test"
         drop_leaks = not is_test or self.options.drop_leaked_test
         verdicts, found_in = overlap.row_verdicts(keys, label_codes, seen, exclude, drop_leaks)
@@ -318,25 +345,34 @@ class ConfigBuilder:
             report.kept_duplicates += counts[overlap.DUPLICATE]
             report.kept_conflicting_duplicates += counts[overlap.CONFLICT]
             keep = verdicts <= overlap.CONFLICT
-            conflicts: list[int] = []
+            rejected: list[tuple[int, int]] = []
         else:
             report.duplicates += counts[overlap.DUPLICATE]
             report.conflicting_duplicates += counts[overlap.CONFLICT]
-            report.rejected += counts[overlap.CONFLICT]
+            report.rejected += counts[overlap.CONFLICT] + counts[overlap.FOUND_IN_TEST]
+            report.found_in_test += counts[overlap.FOUND_IN_TEST]
             keep = verdicts == overlap.KEEP
-            conflicts = np.flatnonzero(verdicts == overlap.CONFLICT).tolist()
+            positions = np.flatnonzero((verdicts == overlap.CONFLICT) | (verdicts == overlap.FOUND_IN_TEST))
+            rejected = list(zip(positions.tolist(), verdicts[positions].tolist(), strict=True))
         report.leaked_from_train += counts[overlap.FOUND_IN_TRAIN]
         report.leaked_from_validation += counts[overlap.FOUND_IN_VALIDATION]
-        return keep, conflicts, found_in
+        return keep, rejected, found_in
 
-    def _write_rejects(self, batch: Any, split: str, conflicts: list[int]) -> None:
-        """Reject the batch's problems and conflicting duplicates, in source order.
+    def _write_rejects(self, batch: Any, split: str, rejected: list[tuple[int, int]]) -> None:
+        """Reject the batch's problems and the rows its verdicts reject (see :meth:`_verdicts`), in source order.
 
         A problem noted with ``n`` rows before it comes before row ``n``.
         """
         label_field = self.label_field or "answers"
+        in_test = (
+            f"the same {', '.join(self.input_keys)} as a test item (after normalisation); the {split} split "
+            "must share no item with test"
+        )
         conflict_problems = [
-            (i, RowProblem(batch.path, int(batch.row_numbers[i]), label_field, _CONFLICT_REASON)) for i in conflicts
+            (i, RowProblem(batch.path, int(batch.row_numbers[i]), label_field, _CONFLICT_REASON))
+            if verdict == overlap.CONFLICT
+            else (i, RowProblem(batch.path, int(batch.row_numbers[i]), self.input_keys[0], in_test))
+            for i, verdict in rejected
         ]
         # sorted() is stable and the key leaves the problems uncompared: ties keep source order.
         ordered = sorted(
@@ -350,66 +386,6 @@ class ConfigBuilder:
         """Label codes equal exactly when the labels are: class ids, or a score's float64 bits."""
         return self.task.kind.label_codes(self.task, values)
 
-    def _build_train_with_carved_validation(
-        self, paths: Sequence[Path], train_keys: FingerprintSet
-    ) -> tuple[dict[str, SplitReport], FingerprintSet]:
-        """Train has no validation split: hold out a stratified, seeded fraction of it.
-
-        The kept rows are spilled to disk while their strata (1 byte each) are noted; once
-        every row is known the held-out mask is drawn, and the spill is split into the
-        two writers as Arrow tables, without turning rows back into Python objects.
-        Returns the reports and the carved validation rows' fingerprints.
-        """
-        strata_chunks: list[np.ndarray] = []
-        spill = SpillWriter(
-            self.dir / ".train-spill.arrow",
-            self.features,
-            on_table=lambda t: strata_chunks.append(self._strata(t)),
-            extra_fields=self._spilled_key_fields(),
-        )
-        source_report = SplitReport()
-        for kept in self._kept_rows(paths, "train", source_report, train_keys, {}):
-            self._write_kept(spill, kept)
-        spill_path = spill.close()
-        train_keys.drop_labels()
-        self._log_fingerprints("train", train_keys)
-        strata = np.concatenate(strata_chunks) if strata_chunks else np.zeros(0, dtype=self.stratum_dtype)
-        strata_chunks.clear()
-        held_out = stratified_holdout(strata, self.options.validation_fraction, self.options.seed)
-        del strata
-        train_report = source_report
-        train_report.stats = self._new_stats()
-        carved_counts = self.train_index.new_counts()
-        val_report = SplitReport(carved_from_train=True, stats=self._new_stats(), overlap=carved_counts)
-        train_writer = self._split_writer("train", train_report)
-        val_writer = self._split_writer("validation", val_report)
-        validation_keys = FingerprintSet()
-        # Carved rows are counted against the built train split once all of it is known.
-        carved_keys: list[overlap.RowKeys] = []
-        position = 0
-        for table in read_spill(spill_path):
-            held = pa.array(held_out[position : position + table.num_rows])
-            position += table.num_rows
-            validation = table.filter(held)
-            train = table.filter(pc.invert(held))
-            train_writer.write_table(train)
-            val_writer.write_table(validation)
-            self.train_index.add(self.train_index.keys(self._table_columns(train)))
-            validation_keys.add(self._table_fingerprints(validation))
-            carved_keys.append(self.train_index.keys(self._table_columns(validation)))
-        spill_path.unlink()
-        carved = overlap.RowKeys.concat(carved_keys, self.train_index.field_names)
-        carved_keys.clear()
-        # A carved row's inputs are in no built train row: train was de-duplicated first.
-        self.train_index.count(carved, np.zeros(len(carved), dtype=bool), carved_counts)
-        self._finish(train_report, train_writer)
-        self._finish(val_report, val_writer)
-        return {"train": train_report, "validation": val_report}, validation_keys
-
     def _table_columns(self, table: pa.Table) -> Mapping[str, Sequence[Any]]:
         """A table's input columns, in ``input_keys`` order (as fingerprints join them): lists here."""
         return {name: table.column(name).to_pylist() for name in self.input_keys}
-
-    def _strata(self, table: pa.Table) -> np.ndarray:
-        """Carving strata of a table's rows: the class id, or the score band 0..5."""
-        return self.task.kind.strata(self.task, table.column(self.label_field).to_numpy()).astype(self.stratum_dtype)

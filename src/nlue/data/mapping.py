@@ -7,12 +7,12 @@ handed to the row converter.
 from __future__ import annotations
 
 import csv
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nlue.data.json_records import parse_json, repeated_key
 from nlue.errors import NlueError
 
 DROP = "drop"
@@ -75,13 +75,15 @@ def parse_category_map(text: str) -> dict[str, str]:
 def _category_pairs_from_file(path: Path, option: str) -> dict[str, str]:
     try:
         if path.suffix.lower() == ".json":
-            loaded = json.loads(path.read_text(encoding="utf-8"))
+            loaded = parse_json(path.read_text(encoding="utf-8"))
             if not isinstance(loaded, dict):
                 raise NlueError(f"{option}: {path} must hold one JSON object of source: category pairs")
+            if repeated_key(loaded) is not None:
+                raise NlueError(f"{option}: {path} maps {repeated_key(loaded)!r} twice; map each source value once")
             return {str(k).strip(): str(v).strip() for k, v in loaded.items()}
         with path.open(encoding="utf-8", newline="") as handle:
             rows = list(csv.reader(handle))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: bad UTF-8, bad JSON, nested too deep
         raise NlueError(f"{option}: cannot read {path}: {exc}") from None
     pairs: dict[str, str] = {}
     for number, row in enumerate(rows[1:], start=1):  # the first row is the header

@@ -4,10 +4,21 @@ Rules (documented in the README and the dataset card):
 
 * Unicode NFC, so that precomposed and decomposed Devanagari (e.g. nukta forms) compare equal.
 * Invisible characters with no linguistic role are removed: zero-width space, word
-  joiner, byte-order mark, soft hyphen. ZWJ/ZWNJ are kept only *between two
-  Devanagari characters*, where they select half-forms and conjuncts, and a single ZWJ
-  *between two emoji* (an emoji sequence such as 🏳️‍🌈 or 👩‍🌾, where it joins the
-  parts into one picture); anywhere else they are stray and removed.
+  joiner, byte-order mark, soft hyphen.
+* Control characters are removed (NUL, the other C0 controls, DEL and the C1 controls),
+  except the ones that are whitespace (tab, line breaks, U+001C-U+001F, U+0085), which
+  become spaces by the whitespace rule below. No one's text holds a NUL: it comes from
+  a binary tool or a file read in the wrong encoding.
+* Bidirectional formatting characters are removed: the marks U+200E, U+200F, U+061C,
+  the embeddings and overrides U+202A-U+202E and the isolates U+2066-U+2069. They only
+  steer how a line is displayed (an override U+202E shows the text after it reversed,
+  so two texts that look alike differ); Nepali needs none. A text made only of them is
+  empty, and rejected as such.
+* A single ZWJ or ZWNJ is kept only *between two Devanagari letters or a letter and the
+  virama* (U+094D), where it selects a half-form, an explicit virama or the eyelash
+  ra, and a single ZWJ *between two emoji* (an emoji sequence such as 🏳️‍🌈 or 👩‍🌾,
+  where it joins the parts into one picture); a run of two or more joiners, and a
+  joiner next to a vowel sign, a danda, a digit or anything else, is stray and removed.
 * Every run of Unicode whitespace (incl. no-break space, tabs, newlines) becomes one
   space; leading and trailing space is stripped.
 * An ASCII ``|`` written after Devanagari text (or after another such ``|``, which is
@@ -38,7 +49,11 @@ from itertools import pairwise
 import numpy as np
 
 _DEVANAGARI = "\u0900-\u097f\ua8e0-\ua8ff"
-_ALWAYS_INVISIBLE = re.compile("[\u200b\u2060\ufeff\u00ad]")
+# Control characters that are not whitespace (those become spaces), and the bidirectional
+# formatting characters: removed in one pass (see the module docstring).
+_CONTROLS = "\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f"
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_REMOVED = re.compile(f"[\u200b\u2060\ufeff\u00ad{_CONTROLS}{_BIDI}]")
 _JOINER_RUN = re.compile("[\u200c\u200d]+")
 _WHITESPACE = re.compile(r"\s+")
 # After Devanagari, or after a pipe that is itself becoming a danda ("क| |" -> "क।।" in one
@@ -69,19 +84,34 @@ _ORPHAN_SELECTOR = re.compile(
     f"[{_VARIATION_SELECTORS}](?:(?<![{_EMOJI_BASE}{_KEYCAP_BASE}].)|(?<=[{_KEYCAP_BASE}].)(?!\u20e3))",
     flags=re.DOTALL,
 )
-_DEVANAGARI_CHAR = re.compile(f"[{_DEVANAGARI}]")
+_VIRAMA = "\u094d"
 _EMOJI_CHAR = re.compile(f"[{_EMOJI_BASE}]")
 _EMOJI_END = re.compile(f"[{_EMOJI_BASE}\ufe0f]")  # an emoji, or the emoji-style selector that ends one
 
 
+def _joins_devanagari(char: str) -> bool:
+    """A Devanagari letter or the virama: what a joiner may stand beside (not a vowel sign, danda or digit)."""
+    if char == _VIRAMA:
+        return True
+    code = ord(char)
+    in_block = 0x0900 <= code <= 0x097F or 0xA8E0 <= code <= 0xA8FF
+    return in_block and unicodedata.category(char)[0] == "L"
+
+
 def _joiner_or_nothing(match: re.Match[str]) -> str:
-    """A joiner run is kept between two Devanagari letters, or as one ZWJ between two emoji; else dropped."""
+    """One joiner is kept between Devanagari letters (or a letter and the virama), or one ZWJ between
+    two emoji; a longer run, or a joiner anywhere else, is dropped."""
+    joiner = match.group()
+    if len(joiner) != 1:
+        return ""
     text, start, end = match.string, match.start(), match.end()
     before, after = text[start - 1 : start], text[end : end + 1]
-    if before and after and _DEVANAGARI_CHAR.match(before) and _DEVANAGARI_CHAR.match(after):
-        return match.group()
-    if match.group() == "\u200d" and before and after and _EMOJI_END.match(before) and _EMOJI_CHAR.match(after):
-        return match.group()
+    if not before or not after:
+        return ""
+    if _joins_devanagari(before) and _joins_devanagari(after) and not before == after == _VIRAMA:
+        return joiner
+    if joiner == "\u200d" and _EMOJI_END.match(before) and _EMOJI_CHAR.match(after):
+        return joiner
     return ""
 
 
@@ -104,8 +134,7 @@ def normalize_text(text: str) -> str:
 
 def _normalize_passes(text: str) -> str:
     """The rules one by one, on NFC text; a pass is skipped where its characters are absent."""
-    if "\u200b" in text or "\u2060" in text or "\ufeff" in text or "\u00ad" in text:
-        text = _ALWAYS_INVISIBLE.sub("", text)
+    text = _REMOVED.sub("", text)
     # Selectors before joiners: a ZWJ is kept only between emoji, so what it sits next to must be final.
     if "\ufe0f" in text or "\ufe0e" in text:
         text = _ORPHAN_SELECTOR.sub("", text)
@@ -128,8 +157,14 @@ def normalize_answer(word: str) -> str:
     Shared by the builder (answers stored in the dataset) and the GMET metric
     (comparing predictions), so both sides agree on what "the same word" means.
     """
-    word = normalize_text(word)
-    return word.strip(_ANSWER_STRIP).strip()
+    # Stripping can strand what the text rules remove (a joiner that stood beside a danda,
+    # a space): apply both until nothing changes, so that normalising twice changes nothing.
+    # Each round but the last shortens the word, so this ends.
+    while True:
+        stripped = normalize_text(word).strip(_ANSWER_STRIP).strip()
+        if stripped == word:
+            return stripped
+        word = stripped
 
 
 # Punctuation that may cling to a predicted word: ASCII and Unicode punctuation, dandas.

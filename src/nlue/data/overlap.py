@@ -33,10 +33,11 @@ from nlue.data.fingerprints import SEPARATOR, FingerprintSet
 from nlue.data.normalize import loose_texts
 
 # What happens to a converted row, decided a batch of rows at a time. FOUND_IN_* double as
-# "leaked" verdicts when such rows are removed.
-VERDICTS = 5
-KEEP, DUPLICATE, CONFLICT, FOUND_IN_TRAIN, FOUND_IN_VALIDATION = range(VERDICTS)
-_FOUND_VERDICTS: Mapping[str, int] = {"train": FOUND_IN_TRAIN, "validation": FOUND_IN_VALIDATION}
+# "leaked" verdicts when such rows are removed; FOUND_IN_TEST is an exam's demonstration row
+# that is also a test item (rejected: the pool must share no item with test).
+VERDICTS = 6
+KEEP, DUPLICATE, CONFLICT, FOUND_IN_TRAIN, FOUND_IN_VALIDATION, FOUND_IN_TEST = range(VERDICTS)
+_FOUND_VERDICTS: Mapping[str, int] = {"train": FOUND_IN_TRAIN, "validation": FOUND_IN_VALIDATION, "test": FOUND_IN_TEST}
 
 
 @dataclass

@@ -70,7 +70,12 @@ class SplitReport:
     # Test only: repeats of an earlier test row (same label / another label), kept as released.
     kept_duplicates: int = 0
     kept_conflicting_duplicates: int = 0
+    # A split that must share no item with test (an exam's demo): its rows that are test items,
+    # rejected (and counted in ``rejected``).
+    found_in_test: int = 0
     carved_from_train: bool = False
+    # Why a split that ended with no rows was left out of the repo ("" when it was not).
+    left_out: str = ""
     num_bytes: int = 0
     files: list[str] = field(default_factory=list)
     stats: SplitStats | None = None
@@ -88,7 +93,9 @@ class SplitReport:
             "leaked_from_validation": self.leaked_from_validation,
             "kept_duplicates": self.kept_duplicates,
             "kept_conflicting_duplicates": self.kept_conflicting_duplicates,
+            "found_in_test": self.found_in_test,
             "carved_from_train": self.carved_from_train,
+            **({"left_out": self.left_out} if self.left_out else {}),
             "num_bytes": self.num_bytes,
             "files": self.files,
         }

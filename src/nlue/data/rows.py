@@ -23,6 +23,7 @@ from typing import Any
 from nlue.data.mapping import DROP, FieldMapping
 from nlue.data.normalize import normalize_text
 from nlue.data.sources import NotText, source_text
+from nlue.data.text_files import shown
 from nlue.errors import NlueError, RowProblem, SourceError
 from nlue.registry.kinds import RowRejection, TaskKind
 from nlue.registry.kinds.classification import label_key
@@ -98,7 +99,7 @@ class RowConverter:
                         path, row, name,
                         f"missing column{mapped}; task {self.task.name!r} needs "
                         f"{', '.join(self.required_fields)}; the file has "
-                        f"{', '.join(sorted(present)) or 'no columns'} "
+                        f"{', '.join(shown(column) for column in sorted(present)) or 'no columns'} "
                         "(use --column-map FIELD=COLUMN for another schema)",
                     )
                 )  # fmt: skip

@@ -7,6 +7,13 @@ many locales save). The builder and the GMET judgment import both read through h
 loaded whole where the format allows it: CSV/TSV/JSONL are read line by line and Parquet
 batch by batch. A JSON array is one value and is parsed at once, so large sources
 should be JSONL.
+
+What no reader lets through (each a :class:`~nlue.errors.SourceError` naming file, row and
+field, so the build ends with exit code 2): a text file in UTF-16 or UTF-32
+(:mod:`nlue.data.text_files`), bytes that are not UTF-8, a header or Parquet schema that
+names a column twice, and JSON that repeats a key, nests deeper than any row's data or
+holds a lone surrogate (:mod:`nlue.data.json_records`): each would otherwise be read as a
+guess (the last of two values) or fail far from its row.
 """
 
 from __future__ import annotations
@@ -17,20 +24,23 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
+from nlue.data.json_records import TooDeep, parse_json, record_problem, repeated_key
+from nlue.data.text_files import check_text_encoding, shown
 from nlue.errors import RowProblem, SourceError
 
 SUPPORTED_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".json", ".jsonl", ".parquet")
 
 # Bytes that are not valid UTF-8 come back as lone surrogates under "surrogateescape".
 _UNDECODABLE = re.compile("[\udc80-\udcff]")
-# A JSON escape that decodes to such a surrogate (a superset: any \uDC.. escape).
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][cC]")
+# A JSON escape that decodes to a surrogate, paired or lone (a superset: any \uD8..-\uDF.. escape).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _SCAN_CHUNK_BYTES = 1 << 20
 
 Record = dict[str, Any]
@@ -73,7 +83,8 @@ def _may_hold_undecodable(path: Path, json_escapes: bool = False) -> bool:
 
     Valid UTF-8 decodes without them, so one fast pass over the bytes spares checking
     every value of every row; only a file that fails here is checked row by row (which
-    names the row and field). For JSON, ``\\uDCxx`` escapes could produce them too.
+    names the row and field). For JSON, ``\\uD800``-``\\uDFFF`` escapes can produce
+    lone surrogates too.
     """
     decoder = codecs.getincrementaldecoder("utf-8")()
     tail = b""  # an escape may straddle two chunks
@@ -105,6 +116,7 @@ def _read_delimited(path: Path, delimiter: str) -> Iterator[tuple[int, Record]]:
         except StopIteration:
             return
         _check_encoding(path, 0, dict.fromkeys(header, ""))
+        _check_distinct_names(path, header)
         width = len(header)
         for row_number, cells in enumerate(reader, start=1):
             if not cells:  # a blank line is not a row
@@ -123,12 +135,33 @@ def _read_delimited(path: Path, delimiter: str) -> Iterator[tuple[int, Record]]:
             yield row_number, record
 
 
+def _check_distinct_names(path: Path, names: Sequence[str]) -> None:
+    """A header (or Parquet schema) naming a column twice is refused: a row would keep one of the two values.
+
+    Empty names are let be: a spreadsheet's trailing empty columns are all named "", and no field reads them.
+    """
+    first: dict[str, int] = {}
+    for position, name in enumerate(names, start=1):
+        if name and name in first:
+            raise SourceError(
+                RowProblem(
+                    str(path), 0, "(header)",
+                    f"the column {shown(name)!r} appears twice (columns {first[name]} and {position}); "
+                    "name each column once",
+                )
+            )  # fmt: skip
+        first.setdefault(name, position)
+
+
 def jsonl_rows(path: Path) -> Iterator[tuple[int, Record | RowProblem]]:
     """Each non-blank line of a JSON Lines file, numbered from 1: its object, or why it is not one.
 
+    Why not: not JSON, not an object, or what :func:`nlue.data.json_records.record_problem`
+    finds (a key named twice, nesting too deep, a lone surrogate, bytes that are not UTF-8).
     The caller decides what a bad line means: the builder stops at it, the translation
     readers reject it and go on.
     """
+    strings = _may_hold_undecodable(path, json_escapes=True)
     with path.open("r", encoding="utf-8-sig", errors="surrogateescape") as handle:
         row_number = 0
         for line in handle:
@@ -136,23 +169,28 @@ def jsonl_rows(path: Path) -> Iterator[tuple[int, Record | RowProblem]]:
                 continue
             row_number += 1
             try:
-                record = json.loads(line)
+                record = parse_json(line)
             except json.JSONDecodeError as exc:
                 yield row_number, RowProblem(str(path), row_number, "(row)", f"not valid JSON: {exc.msg}")
                 continue
+            except TooDeep as exc:
+                yield row_number, RowProblem(str(path), row_number, exc.field, str(exc))
+                continue
             if not isinstance(record, dict):
                 yield row_number, RowProblem(str(path), row_number, "(row)", "expected a JSON object per line")
+                continue
+            undecodable = strings and _UNDECODABLE.search(line) is not None
+            problem = record_problem(record, strings, undecodable)
+            if problem is not None:
+                yield row_number, RowProblem(str(path), row_number, *problem)
                 continue
             yield row_number, record
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, Record]]:
-    check_rows = _may_hold_undecodable(path, json_escapes=True)
     for row_number, record in jsonl_rows(path):
         if isinstance(record, RowProblem):
             raise SourceError(record)
-        if check_rows:
-            _check_encoding(path, row_number, record)
         yield row_number, record
 
 
@@ -171,18 +209,26 @@ def _read_json(path: Path) -> Iterator[tuple[int, Record]]:
     if not text.strip():
         return
     try:
-        data = json.loads(text)
+        data = parse_json(text)
     except json.JSONDecodeError as exc:
         raise SourceError(
             RowProblem(str(path), 0, "(file)", f"not valid JSON at line {exc.lineno}: {exc.msg}")
         ) from None
+    except TooDeep as exc:  # the row is not known: the parser stopped inside it
+        raise SourceError(RowProblem(str(path), 0, "(file)", str(exc))) from None
+    if repeated_key(data) is not None:  # the {"data": [...]} wrapper itself (its rows are checked below)
+        raise SourceError(RowProblem(str(path), 0, "(file)", f"the key {repeated_key(data)!r} appears twice"))
     if isinstance(data, dict) and isinstance(data.get("data"), list):
         data = data["data"]  # the {"data": [...]} layout some exporters write
     if not isinstance(data, list):
         raise SourceError(RowProblem(str(path), 0, "(file)", "expected a JSON array of objects (or use JSONL)"))
+    strings = _SURROGATE_ESCAPE.search(raw) is not None
     for row_number, record in enumerate(data, start=1):
         if not isinstance(record, dict):
             raise SourceError(RowProblem(str(path), row_number, "(row)", "expected a JSON object"))
+        problem = record_problem(record, strings)
+        if problem is not None:
+            raise SourceError(RowProblem(str(path), row_number, *problem))
         yield row_number, record
 
 
@@ -191,11 +237,41 @@ def _read_parquet(path: Path) -> Iterator[tuple[int, Record]]:
         parquet = pq.ParquetFile(path)
     except Exception as exc:  # pyarrow raises several types for a corrupt file
         raise SourceError(RowProblem(str(path), 0, "(file)", f"not a readable Parquet file: {exc}")) from None
+    _check_distinct_names(path, parquet.schema_arrow.names)
     row_number = 0
-    for batch in parquet.iter_batches(batch_size=8192):
-        for record in batch.to_pylist():
-            row_number += 1
-            yield row_number, record
+    try:
+        for batch in parquet.iter_batches(batch_size=8192):
+            check_parquet_batch(path, batch, row_number)
+            for record in batch.to_pylist():
+                row_number += 1
+                yield row_number, record
+    except (OSError, pa.ArrowException) as exc:  # a damaged page: pyarrow finds it only when it reads it
+        raise unreadable_parquet(path, row_number, exc) from None
+
+
+def check_parquet_batch(path: Path, batch: pa.RecordBatch, rows_read: int) -> None:
+    """Raise a SourceError naming the column when a batch's strings are not UTF-8.
+
+    Parquet readers trust a file's string pages: damaged bytes, or a writer that stored
+    bytes in a string column, would fail later in Python's decoder or pass into Arrow's
+    kernels. Arrow's full validation (one pass over the bytes) finds them here.
+    """
+    for name, column in zip(batch.schema.names, batch.columns, strict=True):
+        try:
+            column.validate(full=True)
+        except pa.ArrowInvalid as exc:
+            raise SourceError(
+                RowProblem(
+                    str(path), 0, name,
+                    f"not a readable Parquet file after {rows_read} rows: {exc} (the file is damaged, or "
+                    "its writer stored bytes that are not UTF-8 text in a string column)",
+                )
+            ) from None  # fmt: skip
+
+
+def unreadable_parquet(path: Path, rows_read: int, exc: BaseException) -> SourceError:
+    """The error for a Parquet file whose pages cannot be read, after ``rows_read`` good rows."""
+    return SourceError(RowProblem(str(path), 0, "(file)", f"not a readable Parquet file after {rows_read} rows: {exc}"))
 
 
 class NotText(ValueError):
@@ -249,6 +325,8 @@ def read_records(path: Path) -> Iterator[tuple[int, Record]]:
     if not path.is_file():
         raise SourceError(RowProblem(str(path), 0, "(file)", "file not found"))
     fmt = source_format(path)
+    if fmt != "parquet":
+        check_text_encoding(path)
     if fmt == "csv":
         yield from _read_delimited(path, ",")
     elif fmt == "tsv":

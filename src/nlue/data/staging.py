@@ -1,8 +1,8 @@
 """Where a build is staged, and the staging folders killed builds leave behind.
 
 A build writes everything into ``.<name>.staging-*`` beside its output and moves it into
-place only when the whole build succeeded (:func:`move_into_place`), retiring the
-previous output through ``.<name>.old-*``. Both carry an owner marker, so that the next
+place only when the whole build succeeded (:func:`nlue.data.swap.swap_into_place`), retiring
+the previous output through ``.<name>.old-*``. Both carry an owner marker, so that the next
 build into the same place can tell a folder left by a build that is gone (and remove it)
 from one of a build still running, or from anything else (never touched).
 """
@@ -14,9 +14,8 @@ import logging
 import os
 import shutil
 import socket
-import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +52,17 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def owner_marker() -> dict[str, Any]:
+    """Who this build is: tool, pid, host, start times (what :func:`owner_is_gone` checks)."""
+    return {
+        "tool": _OWNER_TOOL,
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started": time.time(),
+        "process_start": _process_start(os.getpid()),
+    }
+
+
 def write_owner_marker(folder: Path) -> None:
     """Mark ``folder`` as this process's build folder: pid, host, start times.
 
@@ -60,13 +70,7 @@ def write_owner_marker(folder: Path) -> None:
     folder without one is never removed by :func:`remove_stale_build_folders`, which also
     covers a build caught between creating its folder and marking it.
     """
-    marker = {
-        "tool": _OWNER_TOOL,
-        "pid": os.getpid(),
-        "host": socket.gethostname(),
-        "started": time.time(),
-        "process_start": _process_start(os.getpid()),
-    }
+    marker = owner_marker()
     partial = folder / f"{BUILD_OWNER_MARKER}.partial"
     partial.write_text(json.dumps(marker) + "\n", encoding="utf-8")
     os.replace(partial, folder / BUILD_OWNER_MARKER)
@@ -85,20 +89,28 @@ def stale_build_folder(folder: Path) -> dict[str, Any] | None:
         return None
     try:
         marker = json.loads((folder / BUILD_OWNER_MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return marker if owner_is_gone(marker) else None
+
+
+def owner_is_gone(marker: Any) -> bool:
+    """Whether the build an owner marker names is gone (see :func:`stale_build_folder`); False when unsure."""
+    try:
         pid, host, started = int(marker["pid"]), str(marker["host"]), float(marker["started"])
-    except (OSError, ValueError, TypeError, KeyError):
-        return None
+    except (ValueError, TypeError, KeyError):
+        return False
     if not isinstance(marker, dict) or marker.get("tool") != _OWNER_TOOL:
-        return None
+        return False
     too_old = time.time() - started > STALE_AFTER_SECONDS
     if host != socket.gethostname():
-        return marker if too_old else None
+        return too_old
     if not _pid_alive(pid):
-        return marker
+        return True
     recorded, current = marker.get("process_start"), _process_start(pid)
     if recorded is not None and current is not None:
-        return marker if recorded != current else None
-    return marker if too_old else None
+        return recorded != current
+    return too_old
 
 
 def _remove_marked_folder(folder: Path) -> None:
@@ -114,17 +126,20 @@ def _remove_marked_folder(folder: Path) -> None:
     folder.rmdir()
 
 
-def remove_stale_build_folders(out_dir: Path, name: str, kinds: Sequence[str] = ("staging", "old")) -> list[Path]:
+def remove_stale_build_folders(
+    out_dir: Path, name: str, kinds: Sequence[str] = ("staging", "old"), keep: Collection[str] = ()
+) -> list[Path]:
     """Remove the ``.<name>.staging-*`` / ``.<name>.old-*`` folders that killed builds left in ``out_dir``.
 
     Only folders with this exact prefix and a stale owner marker (:func:`stale_build_folder`)
-    are touched; each removal is logged. A folder that cannot be removed (permissions, or
-    another build removing it at the same time) is logged and left.
+    are touched, never one named in ``keep`` (those a swap journal still needs); each removal is
+    logged. A folder that cannot be removed (permissions, or another build removing it at the same
+    time) is logged and left.
     """
     prefixes = tuple(f".{name}.{kind}-" for kind in kinds)
     removed: list[Path] = []
     for folder in sorted(out_dir.iterdir()):
-        if not folder.name.startswith(prefixes):
+        if not folder.name.startswith(prefixes) or folder.name in keep:
             continue
         marker = stale_build_folder(folder)
         if marker is None:
@@ -143,21 +158,3 @@ def remove_stale_build_folders(out_dir: Path, name: str, kinds: Sequence[str] = 
         )  # fmt: skip
         removed.append(folder)
     return removed
-
-
-def move_into_place(staging: Path, out_dir: Path, name: str) -> Path:
-    """Replace the previous build (if any) with the staged one, then drop the old copy."""
-    retired = Path(tempfile.mkdtemp(prefix=f".{name}.old-", dir=out_dir))
-    try:
-        write_owner_marker(retired)  # a kill during the moves must not strand the old copy for ever
-        for entry in sorted(staging.iterdir()):
-            if entry.name == BUILD_OWNER_MARKER:
-                continue  # it describes the staging folder, not the output
-            target = out_dir / entry.name
-            if target.exists():
-                os.replace(target, retired / entry.name)
-            os.replace(entry, target)
-    finally:
-        shutil.rmtree(retired, ignore_errors=True)
-        shutil.rmtree(staging, ignore_errors=True)
-    return out_dir

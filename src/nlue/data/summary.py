@@ -28,6 +28,8 @@ def build_summary(result: BuildResult) -> str:
 
         def count(split: str, splits: dict = splits) -> str:
             carved = split == "validation" and splits.get(split) and splits[split].carved_from_train
+            if split in splits and splits[split].left_out:
+                return "left out"
             return (str(splits[split].kept) if split in splits else "-") + (" (carved)" if carved else "")
 
         rows.append(
@@ -46,6 +48,12 @@ def build_summary(result: BuildResult) -> str:
         "",
         "test overlap (kept): test items also in train or validation, kept as released "
         "(--drop-leaked-test removes them)",
+    ]
+    lines += [
+        f"left out: {name}/{split}: {report.left_out}"
+        for name, cfg in result.configs.items()
+        for split, report in cfg.splits.items()
+        if report.left_out
     ]
     lines += [
         "",

@@ -48,7 +48,7 @@ def _first_row_provenance(path: Path) -> dict[str, Any] | None:
             if line.strip():
                 try:
                     provenance = json.loads(line).get("provenance")
-                except (ValueError, AttributeError):
+                except (ValueError, AttributeError, RecursionError):  # RecursionError: nested too deep
                     return None  # the builder's own row checks report a broken row; the card just says less
                 return provenance if isinstance(provenance, dict) else None
     return None

@@ -96,6 +96,13 @@ class TaskKind:
         """Whether a missing validation split is carved out of train (only kinds that train)."""
         return "train" in self.splits
 
+    @property
+    def apart_from_test(self) -> tuple[str, ...]:
+        """Splits that must share no item with ``test`` (an exam's demonstration pool): the builder reads
+        test first and rejects such a split's rows that are test items. Other kinds' test is the release's
+        and is only compared with the splits before it."""
+        return ()
+
     def num_labels(self, task: TaskSpec) -> int:
         return len(task.label_names)
 

@@ -10,7 +10,6 @@ classifier trains on it; scored by accuracy and the combined score C = AÂ·exp(-Ï
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 import datasets
 import numpy as np
 
+from nlue.data.json_records import parse_json
 from nlue.data.normalize import normalize_answer, normalize_text
+from nlue.data.sources import NotText, source_text
 from nlue.errors import NlueError
 from nlue.registry.kinds.base import MASKED_LM_FILL, RowRejection, TaskKind
 from nlue.registry.kinds.classification import label_key
@@ -174,16 +175,24 @@ def parse_answers(raw: Any) -> list[str] | str:
             return []
         if text.startswith("["):
             try:
-                raw = json.loads(text)
-            except json.JSONDecodeError:
+                raw = parse_json(text)
+            except ValueError:  # not JSON, or nested too deep to read
                 return "answers look like a JSON list but do not parse"
         else:
             raw = text.split("|")
     if not isinstance(raw, list | tuple):
         return "expected a list of acceptable words"
     words: list[str] = []
-    for item in raw:
-        word = normalize_answer(str(item))
+    for position, item in enumerate(raw, start=1):
+        # A null or a list in the list is no word: str() would store "None" or "['x']" as an answer.
+        if item is None:
+            return f"answer {position} of the list is null; expected a word (leave it out of the list)"
+        if not isinstance(item, str):
+            try:
+                item = source_text(item)
+            except NotText as exc:
+                return f"answer {position} of the list: {exc.reason} ({exc.shown})"
+        word = normalize_answer(item)
         if word and word not in words:
             words.append(word)
     if raw and not words:

@@ -35,7 +35,6 @@ demonstration pool of k-shot prompts, never overlapping ``test``) and ``test``.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -44,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import datasets
 import numpy as np
 
+from nlue.data.json_records import parse_json, repeated_key
 from nlue.data.normalize import normalize_text
 from nlue.data.sources import NotText, source_text
 from nlue.errors import NlueError
@@ -116,8 +116,8 @@ def parse_sources(raw: Any) -> list[dict[str, str]] | str:
         return []
     if isinstance(raw, str) and raw.strip().startswith(("[", "{")):
         try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError:
+            raw = parse_json(raw)
+        except ValueError:  # not JSON, or nested too deep to read
             return "source looks like JSON but does not parse"
     entries = [raw] if isinstance(raw, str | Mapping) else raw
     if not isinstance(entries, list | tuple):
@@ -140,9 +140,11 @@ def _raw_options(raw: Callable[[str], Any]) -> dict[str, Any] | RowRejection:
     nested = raw("options")
     if isinstance(nested, str) and nested.strip().startswith(("{", "[")):
         try:
-            nested = json.loads(nested)
-        except json.JSONDecodeError:
-            return RowRejection("options", "options look like JSON but do not parse", nested)
+            nested = parse_json(nested)
+        except ValueError:  # not JSON, or nested too deep to read
+            return RowRejection("options", "options look like JSON but do not parse", nested[:80])
+        if repeated_key(nested) is not None:
+            return RowRejection("options", f"the options name {repeated_key(nested)!r} twice; name each option once")
     if isinstance(nested, Mapping):
         given = {str(k).strip().upper(): v for k, v in nested.items()}
         if set(given) != set(LETTERS):
@@ -285,6 +287,10 @@ def multiple_choice_problem(predictions: Any, references: Any, owner: str) -> Sc
 # ------------------------------------------------------------------ the kind
 @dataclass(frozen=True)
 class MultipleChoiceKind(TaskKind):
+    @property
+    def apart_from_test(self) -> tuple[str, ...]:
+        return ("demo",)  # k-shot examples drawn from demo must never show a test item with its key
+
     def text_fields(self, task: TaskSpec) -> tuple[str, ...]:
         return ("question",)  # the options are normalised with it by check_item, from a column or an object
 
