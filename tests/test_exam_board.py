@@ -78,3 +78,13 @@ def test_board_columns_fit_their_longest_header_word_so_headers_wrap_between_wor
     assert widths[2] == MIN_COLUMN_PX
     real = load_exam_board(Path("/nonexistent"))  # the paper's rows alone
     assert len(real.column_widths()) == len(real.columns)
+
+
+def test_domain_columns_come_from_the_domain_tables_that_nlue_llm_mcq_writes(tmp_path: Path) -> None:
+    """`nlue llm mcq` keeps its per-domain scores as table rows (details.tables.domain), not as details.by."""
+    run = _exam_result("tiny-llm", "en", 0.5, 0.625, 0.2)
+    run.details = {"tables": {"domain": [{"group": "STEM", "n_items": 4, "accuracy_parseable": 0.75},
+                                         {"group": "Humanities", "n_items": 4, "accuracy_parseable": 0.25}]}}  # fmt: skip
+    write_result(run, tmp_path, "tiny-llm__en")
+    (row,) = [r for r in load_exam_board(tmp_path).rows if r["model"] == "tiny-llm__en"]
+    assert row["STEM"] == 75.0 and row["Humanities"] == 25.0 and row["Other"] is None

@@ -86,13 +86,26 @@ def _percent(value: Any) -> float | None:
     return round(100.0 * float(value), 2) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def domain_scores(details: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """An exam results file's scores per domain: ``details.by.domain``, or the domain rows of ``details.tables``.
+
+    `nlue llm mcq` writes the tables (one row per domain, ``group`` naming it); ``by`` is the shape of
+    :func:`nlue.evals.mcq.score.score_answers`, read too for files written in it.
+    """
+    by = (details.get("by") or {}).get("domain")
+    if isinstance(by, Mapping):
+        return {str(name): scores for name, scores in by.items() if isinstance(scores, Mapping)}
+    rows = (details.get("tables") or {}).get("domain") or []
+    return {str(row.get("group")): row for row in rows if isinstance(row, Mapping)}
+
+
 def _run_row(model: str, data: Mapping[str, Any]) -> dict[str, Any]:
     """One exam results file as a row; ValueError names what is missing."""
     metrics = data.get("metrics")
     if not isinstance(metrics, Mapping) or "accuracy_all_items" not in metrics:
         raise NlueError("its `metrics` has no accuracy_all_items")
     details = data.get("details") if isinstance(data.get("details"), Mapping) else {}
-    by_domain = (details.get("by") or {}).get("domain") or {}
+    by_domain = domain_scores(details)
     params = data.get("hyperparameters") if isinstance(data.get("hyperparameters"), Mapping) else {}
     dataset = data.get("dataset") if isinstance(data.get("dataset"), Mapping) else {}
     low, high = _percent(metrics.get("accuracy_all_items_ci_low")), _percent(metrics.get("accuracy_all_items_ci_high"))
