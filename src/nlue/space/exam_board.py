@@ -99,6 +99,12 @@ def domain_scores(details: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return {str(row.get("group")): row for row in rows if isinstance(row, Mapping)}
 
 
+def _prompt(params: Mapping[str, Any]) -> str:
+    """The prompt language as the paper's rows name it: ``en``, or ``native`` with the language (``native (ur)``)."""
+    language = str(params.get("prompt_language", "?"))
+    return f"native ({language})" if params.get("prompt_language_role") == "native" else language
+
+
 def _run_row(model: str, data: Mapping[str, Any]) -> dict[str, Any]:
     """One exam results file as a row; ValueError names what is missing."""
     metrics = data.get("metrics")
@@ -114,7 +120,7 @@ def _run_row(model: str, data: Mapping[str, Any]) -> dict[str, Any]:
         "model": model,
         "kind": str(data.get("kind") or "unknown"),
         "exam": str(data["task"]),
-        "prompt": str(params.get("prompt_language", "?")),
+        "prompt": _prompt(params),
         "shots": params.get("shots", "?"),
         "mode": str(params.get("mode", "?")),
         **{domain: _percent((by_domain.get(domain) or {}).get("accuracy_parseable")) for domain in DOMAINS},
