@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 
 from nlue.evals.report_runs import model_family, model_size
 from nlue.registry.kinds.idiomaticity import CONTEXTS
@@ -131,6 +132,10 @@ def sized_families(cells: Sequence[IdiomCell]) -> dict[str, list[str]]:
     }
 
 
+def _size_label(millions: float) -> str:
+    return f"{millions / 1000:g}B" if millions >= 1000 else f"{millions:g}M"
+
+
 def size_figure(cells: Sequence[IdiomCell], families: Mapping[str, Sequence[str]], settings: Sequence[str]) -> Figure:
     """Figure 5: S2 macro-F1 against the model's size, per family, setting and idiom choice (log size axis)."""
     figure = Figure(figsize=(8, 4.2), dpi=100, layout="constrained")
@@ -154,7 +159,10 @@ def size_figure(cells: Sequence[IdiomCell], families: Mapping[str, Sequence[str]
                 )
                 line += 1
     axes.set_xscale("log")
-    axes.set_xlabel("parameters (millions, read from the model's name)")
+    sizes = sorted({size for models in families.values() for m in models if (size := model_size(m)) is not None})
+    axes.set_xticks(sizes, [_size_label(size) for size in sizes])
+    axes.xaxis.set_minor_formatter(NullFormatter())  # the sizes themselves, not powers of ten
+    axes.set_xlabel("parameters (read from the model's name)")
     _style(axes, f"By model size: macro-F1 on {CONTEXT_NAMES[0]} inputs")
     axes.legend(fontsize=8, frameon=False, loc="upper left")
     return figure

@@ -70,6 +70,7 @@ def _flag_notes(table: Table) -> list[str]:
 _NUMBER_TEXT = re.compile(r"[+\-<]?\d*\.?\d+(?: ± \d*\.?\d+)?(?: \(p <?\d*\.?\d+\))?")
 LONG_TEXT = 36  # characters: longer text wraps inside its cell, shorter text keeps to one line
 TALL_TABLE = 24  # rows: a taller table scrolls inside its box, its header kept in view
+FOLDED_REASONS = 3  # more flag reasons than this are folded under their count
 
 
 def _cell_class(value: Any, shown: str) -> str:
@@ -99,8 +100,14 @@ def _html_table(table: Table) -> str:
                 classes.append(table.styles[(position, column)])
             cells.append(f'<td class="{" ".join(classes)}"{title}>{text}</td>')
         body.append(f'<tr class="{origin}">{"".join(cells)}</tr>')
-    notes = [*table.notes, *_flag_notes(table)]
-    notes_html = "".join(f"<li>{inline_html(n)}</li>" for n in notes)
+    notes_html = "".join(f"<li>{inline_html(n)}</li>" for n in table.notes)
+    reasons = _flag_notes(table)
+    if reasons:  # many flags share one check (STS-B's nine rows): a long list folds away, its count in view
+        items = "".join(f"<li>{inline_html(n)}</li>" for n in reasons)
+        notes_html += (
+            f"<li><details{' open' if len(reasons) <= FOLDED_REASONS else ''}><summary>{len(reasons)} flagged "
+            f"{'cell' if len(reasons) == 1 else 'cells'}: why</summary><ul>{items}</ul></details></li>"
+        )
     grid = (
         f'<div class="scroll{" tall" if len(table.frame) > TALL_TABLE else ""}"><table id="{table.key}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'
         f'</tbody></table></div><ul class="notes">{notes_html}</ul><p class="csv"><a href="{table.key}.csv">'

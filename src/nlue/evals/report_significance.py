@@ -77,13 +77,14 @@ def _matrix(task: str, runs: Sequence[str], found: dict[tuple[str, str], TaskCom
                 styles[(i, column)] = "diagonal"
                 continue
             c, sign = (found.get((a, b)), 1) if (a, b) in found else (found.get((b, a)), -1)
+            styles[(i, column)] = "pair"  # difference and p on two lines keep ten runs within the page
             if c is None:
                 record[column] = NOT_COMPARABLE
                 continue
             difference = round(sign * c.difference, 3) + 0.0  # + 0.0: no "-0.000" for a difference of nothing
             record[column] = f"{difference:+.3f} (p {_p(c.p_holm)})"
             if c.p_holm is not None and c.p_holm < alpha and c.difference != 0:
-                styles[(i, column)] = "better" if sign * c.difference > 0 else "worse"
+                styles[(i, column)] += " better" if sign * c.difference > 0 else " worse"
         records.append(record)
     metric = next((c.metric for c in found.values() if c.task == task), "primary metric")
     return Table(

@@ -35,8 +35,9 @@ th { background: #111827; color: #fff; font-weight: 600; text-align: left; paddi
 td { border-top: 1px solid var(--line); padding: 3px 7px; vertical-align: top; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.text { white-space: nowrap; }
-td.long { white-space: normal; min-width: 220px; max-width: 360px; overflow-wrap: break-word; }
-td.origin { white-space: nowrap; font-size: 11px; color: var(--muted); }
+td.long { white-space: normal; min-width: 170px; max-width: 340px; overflow-wrap: break-word; }
+td.pair { white-space: normal; text-align: center; min-width: 62px; }
+td.origin { white-space: normal; font-size: 11px; color: var(--muted); min-width: 92px; max-width: 120px; }
 tr.paper td { background: #f3f4f6; }
 tr.ours td { background: #eff6ff; }
 tr.ours td.origin { color: #1d4ed8; font-weight: 600; }
@@ -48,6 +49,7 @@ td.better { background: #bbf7d0 !important; font-weight: 600; }
 td.worse { background: #fecaca !important; font-weight: 600; }
 td.diagonal { color: #9ca3af; text-align: center; }
 ul.notes { font-size: 12.5px; color: #374151; margin: 6px 0; padding-left: 20px; }
+ul.notes summary { cursor: pointer; }
 p.csv { font-size: 11px; margin: 0; }
 figure.chart { margin: 16px 0; }
 figure.chart img { display: block; max-width: 100%; height: auto; border: 1px solid var(--line); }
