@@ -9,6 +9,7 @@ every printed cell that sits on one of them, where the paper's model probably an
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -37,11 +38,12 @@ def paper_floors() -> dict[str, float]:
 
 
 def _number(text: object) -> float | None:
-    """The macro-F1 in a board cell ("0.44", "0.61 ± 0.05"), or None for "-" and blanks."""
+    """The macro-F1 in a board cell ("0.44", "0.61 ± 0.05"), or None for "-" and blanks (NaN in the frame)."""
     try:
-        return float(str(text).split("±")[0])
+        value = float(str(text).split("±")[0])
     except ValueError:
         return None
+    return None if math.isnan(value) else value
 
 
 def _floor_notes(rows: Sequence[Mapping[str, object]], origins: Sequence[str], values: Mapping[str, float]) -> list:

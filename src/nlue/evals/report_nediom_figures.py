@@ -97,18 +97,21 @@ def shots_figure(cells: Sequence[IdiomCell], settings: Sequence[str], floors: Ma
     for index, model in enumerate(models):
         for with_idiom in (True, False):
             xs, ys = [], []
+            # Each line is nudged sideways a little, so that runs with equal scores do not hide one another.
+            nudge = 0.04 * (2 * index + (0 if with_idiom else 1) - (2 * len(models) - 1) / 2)
             for x, setting in enumerate(settings):
                 found = [
                     c.macro_f1 for c in cells if (c.model, c.setting, c.with_idiom) == (model, setting, with_idiom)
                 ]
                 if found:
-                    xs.append(x)
+                    xs.append(x + nudge)
                     ys.append(sum(found) / len(found))
             axes.plot(
                 xs,
                 ys,
                 marker="o",
                 color=PALETTE[index % len(PALETTE)],
+                markerfacecolor=PALETTE[index % len(PALETTE)] if with_idiom else "white",
                 linestyle="-" if with_idiom else "--",
                 label=f"{model}, {'with' if with_idiom else 'without'} idiom",
             )

@@ -66,8 +66,8 @@ def _flag_notes(table: Table) -> list[str]:
 
 
 # ------------------------------------------------------------------ HTML
-# Text that reads as a number ("0.61 ± 0.05", "+0.120 (p 0.034)", "<0.1") is aligned as one.
-_NUMBER_TEXT = re.compile(r"[+\-<]?\d*\.?\d+(?: ± \d*\.?\d+)?(?: \(p <?\d*\.?\d+\))?")
+# Text that reads as a number ("0.61 ± 0.05", "+0.120 (p=0.034)", "<0.1") is aligned as one.
+_NUMBER_TEXT = re.compile(r"[+\-<]?\d*\.?\d+(?: ± \d*\.?\d+)?(?: \(p=<?\d*\.?\d+\))?")
 LONG_TEXT = 36  # characters: longer text wraps inside its cell, shorter text keeps to one line
 TALL_TABLE = 24  # rows: a taller table scrolls inside its box, its header kept in view
 FOLDED_REASONS = 3  # more flag reasons than this are folded under their count
@@ -105,8 +105,8 @@ def _html_table(table: Table) -> str:
     if reasons:  # many flags share one check (STS-B's nine rows): a long list folds away, its count in view
         items = "".join(f"<li>{inline_html(n)}</li>" for n in reasons)
         notes_html += (
-            f"<li><details{' open' if len(reasons) <= FOLDED_REASONS else ''}><summary>{len(reasons)} flagged "
-            f"{'cell' if len(reasons) == 1 else 'cells'}: why</summary><ul>{items}</ul></details></li>"
+            f"<li><details{' open' if len(reasons) <= FOLDED_REASONS else ''}><summary>why the marked cells are "
+            f"marked ({len(reasons)})</summary><ul>{items}</ul></details></li>"
         )
     grid = (
         f'<div class="scroll{" tall" if len(table.frame) > TALL_TABLE else ""}"><table id="{table.key}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'

@@ -82,7 +82,7 @@ def _matrix(task: str, runs: Sequence[str], found: dict[tuple[str, str], TaskCom
                 record[column] = NOT_COMPARABLE
                 continue
             difference = round(sign * c.difference, 3) + 0.0  # + 0.0: no "-0.000" for a difference of nothing
-            record[column] = f"{difference:+.3f} (p {_p(c.p_holm)})"
+            record[column] = f"{difference:+.3f} (p={_p(c.p_holm)})"  # one space: the cell wraps there only
             if c.p_holm is not None and c.p_holm < alpha and c.difference != 0:
                 styles[(i, column)] += " better" if sign * c.difference > 0 else " worse"
         records.append(record)
