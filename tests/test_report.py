@@ -201,10 +201,13 @@ def test_sample_data_is_said_prominently(report: Path) -> None:
     assert "**⚠ SAMPLE DATA:" in (report / "report.md").read_text(encoding="utf-8")
 
 
-def test_an_empty_results_folder_gives_the_papers_rows_and_says_what_is_missing(tmp_path: Path, capsys) -> None:
+def test_an_empty_results_folder_gives_the_papers_rows_and_says_what_is_missing(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
     (tmp_path / "results").mkdir()
     out = tmp_path / "site"
-    assert main(["report", str(tmp_path / "results"), "--out", str(out), "-q"]) == 0
+    monkeypatch.setenv("NLUE_RESULTS_DIR", str(tmp_path / "results"))  # the default results folder
+    assert main(["report", "--out", str(out), "-q"]) == 0
     printed = capsys.readouterr().out
     page = (out / "index.html").read_text(encoding="utf-8")
     for message in ("No NLUE run in the results folder", "No neDIOM run", "No exam run", "no pair to test"):
@@ -212,6 +215,18 @@ def test_an_empty_results_folder_gives_the_papers_rows_and_says_what_is_missing(
     assert "SAMPLE DATA" not in page
     assert len([r for r in _csv(out, "nlue_table2_single_sentence") if r["numbers"] == "paper, as printed"]) == 10
     assert not list(out.glob("nediom_figure*.png"))
+
+
+def test_a_run_from_a_paper_encoder_takes_its_pretraining_and_size(tmp_path: Path) -> None:
+    from nlue.results import RunResult, write_result
+
+    run = RunResult(task="sa", model="me/xlmr-sa", kind="fine-tune", metrics={"accuracy": 0.9, "macro_f1": 0.88},
+                    base_model="FacebookAI/xlm-roberta-base", dataset={"id": "me/nlue", "is_sample": False})  # fmt: skip
+    write_result(run, tmp_path / "results", "xlmr-sa")
+    assert main(["report", str(tmp_path / "results"), "--out", str(tmp_path / "site"), "-q"]) == 0
+    (row,) = [r for r in _csv(tmp_path / "site", "models_by_pretraining") if r["numbers"] == "ours"]
+    assert (row["pretraining"], row["base model"], row["params (M)"]) == ("multilingual", "XLM-R Base", "270.0")
+    assert "SAMPLE DATA" not in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
 
 
 def test_bad_input_and_a_failed_write_leave_the_earlier_report(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -226,7 +241,7 @@ def test_bad_input_and_a_failed_write_leave_the_earlier_report(tmp_path: Path, m
     assert main(["report", str(results), "--out", str(tmp_path / "notes")]) == 2
     assert "not a report" in capsys.readouterr().err and (tmp_path / "notes" / "mine.txt").is_file()
     out = tmp_path / "site"
-    assert main(["report", str(results), "--out", str(out), "-q"]) == 0
+    assert main(["report", "--results_dir", str(results), "--out", str(out), "-q"]) == 0  # either spelling
     before = sorted(p.name for p in out.iterdir())
 
     def broken(chart):

@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("results", nargs="?", type=Path, metavar="RESULTS", help=RESULTS_DIR_HELP)
+    parser.add_argument("--results-dir", type=Path, help="the same as RESULTS, named as the other commands name it")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the report's folder (%(default)s)")
     parser.add_argument(
         "--resamples", type=int, default=DEFAULT_RESAMPLES, help="paired bootstrap draws per test (%(default)s)"
@@ -54,8 +55,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.resamples < 1 or not 0 < args.alpha < 1:
         raise NlueError("--resamples must be at least 1 and --alpha between 0 and 1")
+    if args.results and args.results_dir and args.results != args.results_dir:
+        raise NlueError(f"RESULTS {args.results} and --results-dir {args.results_dir} differ: give one")
     started = time.perf_counter()
-    report = build_report(args.results or default_results_dir(), ReportOptions(args.resamples, args.seed, args.alpha))
+    results = args.results or args.results_dir or default_results_dir()
+    report = build_report(results, ReportOptions(args.resamples, args.seed, args.alpha))
     paths = write_report(report, args.out)
     tables = sum(len(s.tables) for s in report.sections)
     charts = sum(len(s.charts) for s in report.sections)

@@ -129,6 +129,7 @@ def params_figure(rows: Sequence[LeaderboardRow]) -> Figure:
     for group in (MONOLINGUAL, MULTILINGUAL):
         axes.scatter([], [], color=COLOURS[group], label=f"{group} (paper)")
     axes.scatter([], [], marker="*", color="none", edgecolors="#374151", s=110, label="ours (known size)")
+    axes.margins(x=0.14)  # room for the labels right of the largest encoders
     axes.set_xlabel("parameters (millions)")
     axes.set_ylabel("NLUE score (%, an nlue convention)")
     axes.set_title("Parameters vs NLUE score (mean primary metric over the tasks a row has)", fontsize=9, loc="left")

@@ -106,10 +106,15 @@ def nlue_section(board: Leaderboard) -> Section:
     tables = _category_tables(rows)
     for table in tables:
         section.add(table)
-    if ours:
+    # The chart shows primary metrics; a run with none (GMET by exact match only, a diagnostic) has no bar.
+    charted = [r for r in ours if r.task_scores and not r.is_diagnostic]
+    if charted:
         reference = next(r for r in rows if r.source == PAPER_KIND and r.model == REFERENCE_MODEL)
-        charts = _charts(ours, reference)
-        section.add(*charts)
-        if len(ours) > (MAX_CHART_MODELS - 1) * MAX_CHARTS:
-            section.add(f"The charts show the first {(MAX_CHART_MODELS - 1) * MAX_CHARTS} runs; the tables hold all.")
+        section.add(*_charts(charted, reference))
+    left = len(ours) - min(len(charted), (MAX_CHART_MODELS - 1) * MAX_CHARTS)
+    if ours and left:
+        section.add(
+            f"{left} of our runs are in the tables only: past the charts' {(MAX_CHART_MODELS - 1) * MAX_CHARTS} "
+            "runs, or without a primary metric to chart (GMET scored by exact match only, diagnostics)."
+        )
     return section
