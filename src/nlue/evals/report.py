@@ -45,9 +45,8 @@ class ReportOptions:
 
 def build_report(results_dir: Path, options: ReportOptions | None = None) -> Report:
     """The report of ``results_dir``: every section, empty ones saying so."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display here, and the figures are written to files only
+    # No pyplot and no global backend: the figures are Figure objects, drawn by Agg's canvas when written
+    # (nlue.evals.report_render), so a caller's own matplotlib set-up (a notebook's, say) is left alone.
     options = options or ReportOptions()
     root = Path(results_dir)
     if not root.is_dir():

@@ -25,7 +25,7 @@ from nlue.evals.report_runs import Gathered, ResultFile
 from nlue.evals.report_types import DERIVED, OURS, PAPER, CellFlag, Chart, Section, Table
 from nlue.registry.mcq import FEWSHOT_MEAN_GAINS, FEWSHOT_MODELS, TABLE4_COLUMNS, URDUMMLU_TABLE4, denominator_flags
 from nlue.registry.tasks import TASKS
-from nlue.space.exam_board import LEGEND, domain_scores, load_exam_board
+from nlue.space.exam_board import LEGEND, domain_scores, load_exam_board, percent
 
 SHOTS = (1, 3, 5)  # the paper's few-shot settings
 STEM, HUMANITIES, ALL = TABLE4_COLUMNS[0], TABLE4_COLUMNS[1], TABLE4_COLUMNS[-1]
@@ -78,10 +78,6 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _points(value: float | None) -> float | None:
-    return None if value is None else round(100.0 * value, 2)
-
-
 # ------------------------------------------------------------------ Table 4
 def _table4(results_dir: Path) -> tuple[Table, list[str]]:
     board = load_exam_board(results_dir)
@@ -128,7 +124,7 @@ def _fewshot(runs: Sequence[ExamRun]) -> tuple[Table, list[str]]:
             "exam": exam,
             "mode": mode,
             "prompt": prompt,
-            "0-shot (%)": _points(zero.all_items),
+            "0-shot (%)": percent(zero.all_items),
         }
         for k in SHOTS:
             other = by_shots.get(k)
@@ -218,8 +214,8 @@ def _gaps(runs: Sequence[ExamRun]) -> tuple[Table, Table, Chart]:
                 "exam": run.exam,
                 "prompt": run.prompt,
                 "shots": run.shots,
-                "STEM (%)": _points(stem),
-                "Humanities (%)": _points(humanities),
+                "STEM (%)": percent(stem),
+                "Humanities (%)": percent(humanities),
                 "gap (points)": round(100.0 * (stem - humanities), 2),
                 "STEM items": (run.domains.get(STEM) or {}).get("n_items"),
                 "Humanities items": (run.domains.get(HUMANITIES) or {}).get("n_items"),
@@ -275,7 +271,7 @@ def _levels(runs: Sequence[ExamRun]) -> list[Table | Chart]:
         records, by_run = [], {}
         for run in chosen:
             rows = {str(row.get("group")): row for row in run.levels}
-            by_run[f"{run.run}"] = {lv: _points(_number(rows[lv].get("accuracy_all_items"))) for lv in rows}
+            by_run[f"{run.run}"] = {lv: percent(rows[lv].get("accuracy_all_items")) for lv in rows}
             records.append(
                 {
                     "run": run.run,

@@ -6,9 +6,10 @@ from collections.abc import Mapping, Sequence
 
 from matplotlib.figure import Figure
 
+from nlue.evals.report_style import PALETTE, colour, tidy
+
 PAPER_COLOUR, OURS_COLOUR = "#9ca3af", "#2563eb"
-PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#4b5563")
-MAX_LEVEL_RUNS = len(PALETTE)
+MAX_LEVEL_RUNS = len(PALETTE)  # one colour each
 
 
 def gap_figure(paper: Sequence[tuple[str, float]], ours: Sequence[tuple[str, float]]) -> Figure:
@@ -23,13 +24,7 @@ def gap_figure(paper: Sequence[tuple[str, float]], ours: Sequence[tuple[str, flo
     axes.set_yticks(positions, labels, fontsize=7.5)
     axes.axvline(0, color="#374151", linewidth=0.8)
     axes.set_xlabel("STEM − Humanities accuracy (points)")
-    axes.set_title(
-        "Grey: the paper's Table 4, native-prompt columns (its Table 15, our arithmetic); blue: our runs",
-        fontsize=9,
-        loc="left",
-    )
-    axes.grid(axis="x", alpha=0.3)
-    axes.spines[["top", "right"]].set_visible(False)
+    tidy(axes, "x", "Grey: the paper's Table 4, native-prompt columns (its Table 15, our arithmetic); blue: our runs")
     return figure
 
 
@@ -47,14 +42,12 @@ def level_figure(exam: str, levels: Sequence[str], runs: Mapping[str, Mapping[st
             [y for _, y in shown],
             width=width * 0.95,
             label=name,
-            color=PALETTE[index % len(PALETTE)],
+            color=colour(index),
         )
     axes.axhline(25, color="#6b7280", linestyle=":", linewidth=0.9, label="chance (1 in 4)")
     axes.set_xticks(range(len(levels)), levels)
     axes.set_ylim(0, 100)
     axes.set_ylabel("accuracy, all items (%)")
-    axes.set_title(f"{exam}: accuracy by level (invalid outputs count as wrong)", fontsize=9, loc="left")
-    axes.grid(axis="y", alpha=0.3)
-    axes.spines[["top", "right"]].set_visible(False)
+    tidy(axes, "y", f"{exam}: accuracy by level (invalid outputs count as wrong)")
     figure.legend(fontsize=7.5, frameon=False, loc="outside lower center", ncols=2)
     return figure

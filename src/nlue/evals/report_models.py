@@ -15,6 +15,7 @@ from statistics import mean
 import pandas as pd
 from matplotlib.figure import Figure
 
+from nlue.evals.report_style import tidy
 from nlue.evals.report_types import DERIVED, OURS, PAPER, Chart, Section, Table
 from nlue.registry.nlue import NLUE_SCORE_NOTE
 from nlue.registry.paper import PaperModel, paper_model
@@ -132,9 +133,7 @@ def params_figure(rows: Sequence[LeaderboardRow]) -> Figure:
     axes.margins(x=0.14)  # room for the labels right of the largest encoders
     axes.set_xlabel("parameters (millions)")
     axes.set_ylabel("NLUE score (%, an nlue convention)")
-    axes.set_title("Parameters vs NLUE score (mean primary metric over the tasks a row has)", fontsize=9, loc="left")
-    axes.grid(alpha=0.3)
-    axes.spines[["top", "right"]].set_visible(False)
+    tidy(axes, "both", "Parameters vs NLUE score (mean primary metric over the tasks a row has)")
     axes.legend(fontsize=8, frameon=False, loc="lower right")
     return figure
 

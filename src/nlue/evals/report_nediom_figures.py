@@ -15,10 +15,10 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from nlue.evals.report_runs import model_family, model_size
+from nlue.evals.report_style import colour, tidy
 from nlue.registry.kinds.idiomaticity import CONTEXTS
 
 CONTEXT_NAMES: tuple[str, ...] = tuple(CONTEXTS)  # S2, S1+S2, S2+S3, S1+S2+S3: the paper's order
-PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#4b5563")
 FLOOR_STYLE = {"always idiomatic": ":", "always literal": "--"}
 
 
@@ -51,9 +51,7 @@ def _floors(axes, floors: Mapping[str, float]) -> None:
 def _style(axes, title: str) -> None:
     axes.set_ylim(0, 1)
     axes.set_ylabel("macro-F1")
-    axes.set_title(title, fontsize=9, loc="left")
-    axes.grid(axis="y", alpha=0.3)
-    axes.spines[["top", "right"]].set_visible(False)
+    tidy(axes, "y", title)
 
 
 def idiom_figure(cells: Sequence[IdiomCell], settings: Sequence[str], floors: Mapping[str, float]) -> Figure:
@@ -76,7 +74,7 @@ def idiom_figure(cells: Sequence[IdiomCell], settings: Sequence[str], floors: Ma
                     [x for x, _ in shown],
                     [y for _, y in shown],
                     width=width * 0.95,
-                    color=PALETTE[index % len(PALETTE)],
+                    color=colour(index),
                     alpha=1.0 if with_idiom else 0.45,
                     hatch=None if with_idiom else "//",
                     edgecolor="white",
@@ -110,8 +108,8 @@ def shots_figure(cells: Sequence[IdiomCell], settings: Sequence[str], floors: Ma
                 xs,
                 ys,
                 marker="o",
-                color=PALETTE[index % len(PALETTE)],
-                markerfacecolor=PALETTE[index % len(PALETTE)] if with_idiom else "white",
+                color=colour(index),
+                markerfacecolor=colour(index) if with_idiom else "white",
                 linestyle="-" if with_idiom else "--",
                 label=f"{model}, {'with' if with_idiom else 'without'} idiom",
             )
@@ -156,7 +154,7 @@ def size_figure(cells: Sequence[IdiomCell], families: Mapping[str, Sequence[str]
                     [x for x, _ in shown],
                     [y for _, y in shown],
                     marker="o",
-                    color=PALETTE[line % len(PALETTE)],
+                    color=colour(line),
                     linestyle="-" if with_idiom else "--",
                     label=f"{family}, {setting}, {'with' if with_idiom else 'without'} idiom",
                 )

@@ -17,6 +17,7 @@ import pandas as pd
 
 from nlue.errors import NlueError
 from nlue.evals.compare import RunTask, TaskComparison, aligned, compare_runs, load_run
+from nlue.evals.compare_cli import p_text
 from nlue.evals.report_runs import Gathered
 from nlue.evals.report_types import OURS, Section, Table
 
@@ -24,10 +25,6 @@ logger = logging.getLogger(__name__)
 
 NOT_COMPARABLE = "not comparable"
 RUN_COLUMN = "run (row)"
-
-
-def _p(value: float | None) -> str:
-    return "-" if value is None else "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def _comparable(a: RunTask, b: RunTask) -> bool:
@@ -82,7 +79,7 @@ def _matrix(task: str, runs: Sequence[str], found: dict[tuple[str, str], TaskCom
                 record[column] = NOT_COMPARABLE
                 continue
             difference = round(sign * c.difference, 3) + 0.0  # + 0.0: no "-0.000" for a difference of nothing
-            record[column] = f"{difference:+.3f} (p={_p(c.p_holm)})"  # one space: the cell wraps there only
+            record[column] = f"{difference:+.3f} (p={p_text(c.p_holm)})"  # one space: the cell wraps there only
             if c.p_holm is not None and c.p_holm < alpha and c.difference != 0:
                 styles[(i, column)] += " better" if sign * c.difference > 0 else " worse"
         records.append(record)

@@ -1,4 +1,4 @@
-"""The report page's style sheet: readable Nepali and Urdu text, tables that scroll instead of squeezing.
+"""The report's look: the page's style sheet, and the colours and frame its figures share.
 
 Noto fonts first (Debian's fonts-noto-core has the Devanagari and Arabic scripts), so names and
 sample text render with their conjuncts joined; wide tables scroll sideways inside their box so
@@ -6,6 +6,24 @@ the page never grows past the window; each row's origin has its own background.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+# One colour per run in every figure, in this order.
+PALETTE: tuple[str, ...] = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#4b5563")
+
+
+def colour(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def tidy(axes: Any, grid: str = "y", title: str = "") -> None:
+    """The figures' one frame: a light grid along ``grid`` (x, y or both), no top or right spine, a small title."""
+    axes.grid(axis=grid, alpha=0.3)
+    axes.spines[["top", "right"]].set_visible(False)
+    if title:
+        axes.set_title(title, fontsize=9, loc="left")
+
 
 CSS = """
 :root { --ink: #1f2937; --muted: #6b7280; --line: #e5e7eb; }

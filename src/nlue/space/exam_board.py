@@ -82,7 +82,8 @@ def paper_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def _percent(value: Any) -> float | None:
+def percent(value: Any) -> float | None:
+    """A 0-1 score in percent with two decimals, as the tables print it; None for anything not a number."""
     return round(100.0 * float(value), 2) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
@@ -114,7 +115,7 @@ def _run_row(model: str, data: Mapping[str, Any]) -> dict[str, Any]:
     by_domain = domain_scores(details)
     params = data.get("hyperparameters") if isinstance(data.get("hyperparameters"), Mapping) else {}
     dataset = data.get("dataset") if isinstance(data.get("dataset"), Mapping) else {}
-    low, high = _percent(metrics.get("accuracy_all_items_ci_low")), _percent(metrics.get("accuracy_all_items_ci_high"))
+    low, high = percent(metrics.get("accuracy_all_items_ci_low")), percent(metrics.get("accuracy_all_items_ci_high"))
     invalid = metrics.get("invalid_rate")
     return {
         "model": model,
@@ -123,9 +124,9 @@ def _run_row(model: str, data: Mapping[str, Any]) -> dict[str, Any]:
         "prompt": _prompt(params),
         "shots": params.get("shots", "?"),
         "mode": str(params.get("mode", "?")),
-        **{domain: _percent((by_domain.get(domain) or {}).get("accuracy_parseable")) for domain in DOMAINS},
-        "All (parseable)": _percent(metrics.get("accuracy_parseable")),
-        "All (all items)": _percent(metrics["accuracy_all_items"]),
+        **{domain: percent((by_domain.get(domain) or {}).get("accuracy_parseable")) for domain in DOMAINS},
+        "All (parseable)": percent(metrics.get("accuracy_parseable")),
+        "All (all items)": percent(metrics["accuracy_all_items"]),
         "95% CI (all items)": f"{low:.1f}-{high:.1f}" if low is not None and high is not None else "",
         "Inv%": format_invalid_rate(float(invalid)) if isinstance(invalid, int | float) else "",
         "data": data_label(dataset),
