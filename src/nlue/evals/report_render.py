@@ -1,8 +1,9 @@
 """Writing a report: one HTML page with its PNG figures beside it, the same in Markdown, one CSV per table.
 
-Everything is written into a temporary folder beside ``--out`` and moved into place when complete,
-so a report that fails half-way leaves the previous one (or nothing), never half a folder. A
-folder that is not a report (no ``index.html`` and ``report.md``) is never replaced.
+Everything is written into a staging folder beside ``--out`` and moved into place when complete
+(as `nlue build` does), so a report that fails half-way leaves the previous one (or nothing),
+never half a folder. A folder that is not a report (no ``index.html`` and ``report.md``) is
+never replaced.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import html
 import io
 import logging
 import math
-import os
 import re
 import shutil
 import tempfile
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nlue.data.sample import SAMPLE_DATA_NOTE
+from nlue.data.staging import move_into_place, remove_stale_build_folders, write_owner_marker
 from nlue.errors import NlueError
 from nlue.evals.report_style import CSS
 from nlue.evals.report_types import INCONSISTENT, ORIGIN_COLUMN, ORIGIN_LABELS, Chart, Report, Section, Table
@@ -250,12 +251,20 @@ def _check_target(out: Path) -> None:
 
 
 def write_report(report: Report, out: Path) -> list[Path]:
-    """Write the report into ``out`` (replacing an earlier report there); the paths written, page first."""
+    """Write the report into ``out`` (replacing an earlier report there); the paths written, page first.
+
+    Staged and moved into place the way `nlue build` stages a dataset (:mod:`nlue.data.staging`):
+    a report killed half-way leaves a marked staging folder that the next report removes.
+    """
     out = Path(out)
     _check_target(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    temporary = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    remove_stale_build_folders(out.parent, out.name, ("staging",))
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
     try:
+        write_owner_marker(staging)
+        folder = staging / out.name
+        folder.mkdir()
         files: dict[str, bytes] = {}
         for chart in (c for s in report.sections for c in s.charts):
             files[f"{chart.key}.png"] = _png(chart)
@@ -264,27 +273,10 @@ def write_report(report: Report, out: Path) -> list[Path]:
         files[MARKDOWN] = render_markdown(report).encode("utf-8")
         files[PAGE] = render_html(report).encode("utf-8")
         for name, content in files.items():
-            (temporary / name).write_bytes(content)
-        os.chmod(temporary, 0o755)  # mkdtemp makes it private; a report is for reading
-        _swap_into_place(temporary, out)
+            (folder / name).write_bytes(content)
+        move_into_place(staging, out.parent, out.name)
     except BaseException:
-        shutil.rmtree(temporary, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
         raise
     logger.info("wrote %d files to %s", len(files), out)
     return [out / PAGE, *(out / name for name in files if name != PAGE)]
-
-
-def _swap_into_place(temporary: Path, out: Path) -> None:
-    """Move the finished folder to ``out``; an earlier report there goes only once the new one is in place."""
-    if not out.exists():
-        os.replace(temporary, out)
-        return
-    previous = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
-    os.replace(out, previous / out.name)
-    try:
-        os.replace(temporary, out)
-    except BaseException:
-        os.replace(previous / out.name, out)  # put the earlier report back
-        raise
-    finally:
-        shutil.rmtree(previous, ignore_errors=True)
