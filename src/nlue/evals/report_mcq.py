@@ -41,7 +41,7 @@ class ExamRun:
     exam: str
     mode: str
     prompt: str  # english or native
-    shots: int
+    shots: int | None  # None: the file does not say
     all_items: float | None  # 0-1
     parseable: float | None
     domains: Mapping[str, Mapping[str, Any]]
@@ -61,7 +61,7 @@ class ExamRun:
             exam=file.task,
             mode=str(hyper.get("mode", "?")),
             prompt=role,
-            shots=int(shots) if isinstance(shots, int) else 0,
+            shots=shots if isinstance(shots, int) and not isinstance(shots, bool) else None,
             all_items=_number(file.metrics.get("accuracy_all_items")),
             parseable=_number(file.metrics.get("accuracy_parseable")),
             domains=domain_scores(file.details),
@@ -108,9 +108,9 @@ def _table4(results_dir: Path) -> tuple[Table, list[str]]:
 
 
 # ------------------------------------------------------------------ few-shot deltas
-def _fewshot(runs: Sequence[ExamRun]) -> tuple[Table, list[str]]:
+def _fewshot(runs: Sequence[ExamRun]) -> Table:
     groups: dict[tuple[str, str, str, str], dict[int, ExamRun]] = {}
-    for run in runs:  # oldest first: the newest run of a shot count wins
+    for run in (r for r in runs if r.shots is not None):  # oldest first: the newest run of a shot count wins
         groups.setdefault((run.label, run.exam, run.mode, run.prompt), {})[run.shots] = run
     records, origins, unmatched = [], [], []
     deltas: dict[str, dict[int, list[float]]] = {}
@@ -145,7 +145,6 @@ def _fewshot(runs: Sequence[ExamRun]) -> tuple[Table, list[str]]:
             {
                 "model": f"paper: mean of its {len(FEWSHOT_MODELS)} models (quoted)",
                 "exam": "mcq_ur",
-                "mode": "generate",
                 "prompt": PROMPT_ROLES[prompt],
                 **{f"Δ {k}-shot": gain for k, gain in gains.items()},
             }
@@ -156,7 +155,8 @@ def _fewshot(runs: Sequence[ExamRun]) -> tuple[Table, list[str]]:
         "Δ k-shot: accuracy over all items (invalid outputs wrong; our primary) with k demonstrations minus the same "
         "model's zero-shot accuracy on the same exam, mode and prompt language, in points. Mean rows are ours.",
         f"The paper's Table 5 body is missing from its text, which quotes only these mean gains of its four models "
-        f"({', '.join(FEWSHOT_MODELS)}): shown as quoted. Their Table 4 zero-shot mean is {zero_means['en']:.2f} "
+        f"({', '.join(FEWSHOT_MODELS)}), drawn from lm-evaluation-harness (the paper leaves its scoring mode "
+        f"unclear): shown as quoted. Their Table 4 zero-shot mean is {zero_means['en']:.2f} "
         f"(English prompt) and {zero_means['ur']:.2f} (Urdu prompt), our arithmetic.",
     ]
     if unmatched:
@@ -169,7 +169,7 @@ def _fewshot(runs: Sequence[ExamRun]) -> tuple[Table, list[str]]:
         origins,
         notes=notes,
     )
-    return table, unmatched
+    return table
 
 
 def _paper_all(model: str, prompt: str) -> float:
@@ -317,7 +317,7 @@ def mcq_section(results_dir: Path, gathered: Gathered) -> tuple[Section, list[st
     )
     if not runs:
         section.empty = "No exam run in the results folder: the paper's numbers alone."
-    fewshot, _ = _fewshot(runs)
+    fewshot = _fewshot(runs)
     paper_gap, ours_gap, gap_chart = _gaps(runs)
     section.add(table4, fewshot, paper_gap)
     section.add(ours_gap if len(ours_gap.frame) else "No run of ours has both STEM and Humanities items.", gap_chart)
