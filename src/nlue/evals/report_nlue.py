@@ -114,7 +114,7 @@ def nlue_section(board: Leaderboard) -> Section:
     left = len(ours) - min(len(charted), (MAX_CHART_MODELS - 1) * MAX_CHARTS)
     if ours and left:
         section.add(
-            f"{left} of our runs are in the tables only: past the charts' {(MAX_CHART_MODELS - 1) * MAX_CHARTS} "
+            f"{left} of our runs {'is' if left == 1 else 'are'} in the tables only: past the charts' {(MAX_CHART_MODELS - 1) * MAX_CHARTS} "
             "runs, or without a primary metric to chart (GMET scored by exact match only, diagnostics)."
         )
     return section

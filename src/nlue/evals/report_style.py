@@ -55,7 +55,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 td.text { white-space: nowrap; }
 td.long { white-space: normal; min-width: 170px; max-width: 340px; overflow-wrap: break-word; }
 td.pair { white-space: normal; text-align: center; min-width: 62px; }
-td.origin { white-space: normal; font-size: 11px; color: var(--muted); min-width: 92px; max-width: 120px; }
+td.origin { white-space: normal; font-size: 11px; color: var(--muted); min-width: 112px; max-width: 128px; }
 tr.paper td { background: #f3f4f6; }
 tr.ours td { background: #eff6ff; }
 tr.ours td.origin { color: #1d4ed8; font-weight: 600; }
