@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
@@ -33,7 +34,7 @@ class IdiomCell:
     macro_f1: float
 
 
-def _floors(axes, floors: Mapping[str, float]) -> None:
+def _floors(axes: Axes, floors: Mapping[str, float]) -> None:
     for name, value in floors.items():
         axes.axhline(value, color="#6b7280", linewidth=0.9, linestyle=FLOOR_STYLE.get(name, ":"))
         axes.annotate(
@@ -48,7 +49,7 @@ def _floors(axes, floors: Mapping[str, float]) -> None:
         )
 
 
-def _style(axes, title: str) -> None:
+def _style(axes: Axes, title: str) -> None:
     axes.set_ylim(0, 1)
     axes.set_ylabel("macro-F1")
     tidy(axes, "y", title)

@@ -7,7 +7,10 @@ the page never grows past the window; each row's origin has its own background.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the page's style needs no matplotlib; only the figures' frame names its type
+    from matplotlib.axes import Axes
 
 # One colour per run in every figure, in this order.
 PALETTE: tuple[str, ...] = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#4b5563")
@@ -17,7 +20,7 @@ def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
-def tidy(axes: Any, grid: str = "y", title: str = "") -> None:
+def tidy(axes: Axes, grid: str = "y", title: str = "") -> None:
     """The figures' one frame: a light grid along ``grid`` (x, y or both), no top or right spine, a small title."""
     axes.grid(axis=grid, alpha=0.3)
     axes.spines[["top", "right"]].set_visible(False)
