@@ -78,3 +78,19 @@ def test_board_columns_fit_their_longest_header_word_so_headers_wrap_between_wor
     assert widths[2] == MIN_COLUMN_PX
     real = load_exam_board(Path("/nonexistent"))  # the paper's rows alone
     assert len(real.column_widths()) == len(real.columns)
+
+
+def test_real_runs_fill_the_domain_columns_and_name_their_prompt_as_the_paper_does(tmp_path: Path) -> None:
+    """`nlue llm mcq` keeps its per-domain scores as table rows (details.tables.domain), not as details.by."""
+    run = _exam_result("tiny-llm", "en", 0.5, 0.625, 0.2)
+    run.details = {"tables": {"domain": [{"group": "STEM", "n_items": 4, "accuracy_parseable": 0.75},
+                                         {"group": "Humanities", "n_items": 4, "accuracy_parseable": 0.25}]}}  # fmt: skip
+    write_result(run, tmp_path, "tiny-llm__en")
+    native = _exam_result("tiny-llm", "ur", 0.5, 0.625, 0.2)
+    native.hyperparameters = {"prompt_language": "ur", "prompt_language_role": "native", "shots": 0}
+    write_result(native, tmp_path, "tiny-llm__ur")
+    rows = {r["model"]: r for r in load_exam_board(tmp_path).rows if r["model"].startswith("tiny-llm")}
+    row = rows["tiny-llm__en"]
+    assert row["STEM"] == 75.0 and row["Humanities"] == 25.0 and row["Other"] is None
+    # named as the paper's rows name the prompt, with the language beside it
+    assert row["prompt"] == "en" and rows["tiny-llm__ur"]["prompt"] == "native (ur)"

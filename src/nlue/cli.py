@@ -363,6 +363,7 @@ OWN_PARSER_COMMANDS: dict[str, str] = {
     "idioms": "nlue.idioms.cli",
     "compare": "nlue.evals.compare_cli",
     "submit": "nlue.evals.submit_cli",
+    "report": "nlue.evals.report_cli",
 }
 
 
@@ -385,6 +386,9 @@ def _add_hf_commands(sub: argparse._SubParsersAction) -> None:
     sub.add_parser("idioms", help="neDIOM: mine idiom contexts, annotate, draw the few-shot pool; `nlue idioms --help`")
     sub.add_parser("compare", help="do two or more runs differ? paired tests task by task; `nlue compare --help`")
     sub.add_parser("submit", help="check a run and open a pull request on the Hub's results repo; `nlue submit --help`")
+    sub.add_parser(
+        "report", help="one HTML page (and Markdown, CSV) of our runs beside the papers' tables; `nlue report --help`"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -50,7 +50,8 @@ def _number(value: float | None, signed: bool = False) -> str:
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
-def _p(value: float | None) -> str:
+def p_text(value: float | None) -> str:
+    """A p-value as the tables print it: three decimals, ``<0.001`` below that, ``-`` when there is none."""
     return "-" if value is None else ("<0.001" if value < 0.001 else f"{value:.3f}")
 
 
@@ -61,7 +62,7 @@ def table(comparisons: Sequence[TaskComparison], alpha: float) -> str:
         interval = f"[{_number(c.ci_low, True)}, {_number(c.ci_high, True)}]" if c.ci_low is not None else "-"
         differ = "differ" if c.p_holm is not None and c.p_holm < alpha else "no difference shown"
         lines.append((c.task, c.metric, _number(c.score_a), _number(c.score_b), _number(c.difference, True), interval,
-                      _p(c.p_value), _p(c.p_holm), _p(c.mcnemar_p), _p(c.mcnemar_p_holm), str(c.items), differ))  # fmt: skip
+                      p_text(c.p_value), p_text(c.p_holm), p_text(c.mcnemar_p), p_text(c.mcnemar_p_holm), str(c.items), differ))  # fmt: skip
     widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in lines)
 

@@ -329,6 +329,17 @@ URDUMMLU_TABLE4: tuple[ExamPaperRow, ...] = (
 )  # fmt: skip
 
 
+# Few-shot runs (facts §8): Table 5's body is missing from the paper's text, which quotes only the mean gain
+# over zero-shot (accuracy points) of its four models at 1, 3 and 5 shots, per prompt language (en, native).
+FEWSHOT_MODELS: tuple[str, ...] = ("LLaMA-3.1-8B", "Gemma-3-4B-IT", "Qwen3-8B", "Qwen3-4B-Instruct-2507")
+FEWSHOT_MEAN_GAINS: Mapping[str, Mapping[int, float]] = MappingProxyType(
+    {
+        "en": MappingProxyType({1: 1.15, 3: 2.20, 5: 2.67}),
+        "native": MappingProxyType({1: 1.50, 3: 2.35, 5: 2.28}),
+    }
+)
+
+
 def micro_overall(domain_scores: tuple[float, ...]) -> float:
     """The item-weighted mean of the five domain scores with the paper's final domain counts (its "All")."""
     total = sum(URDUMMLU_DOMAIN_COUNTS.values())

@@ -38,6 +38,9 @@ class PaperModel:
     results_percent: tuple[float, ...]
     best_hparams: str  # appendix E row: "config,lr,epochs,batch" per task, "|"-separated
     hub_id_note: str = ""  # why the Hub id is a guess
+    # Pretrained on many languages (True) or on Nepali alone: from each model's own name and card, not a
+    # column of the paper's tables, so the report's monolingual vs multilingual grouping says it is ours.
+    multilingual: bool = False
 
 
 # Task order of the appendix E hyperparameter table.
@@ -122,6 +125,7 @@ PAPER_MODELS: tuple[PaperModel, ...] = (
         "I,2e-5,3,16|I,2e-5,10,16|II,2e-5,10,32|VI,2e-5,2,16|VII,2e-5,3,16|I,2e-5,5,16|"
         "VI,2e-5,5,16|VI,2e-5,3,16|VI,2e-5,2,16|V,2e-5,10,32|IV,2e-5,3,32",
         "the paper does not say cased or uncased; the cased model is our guess",
+        multilingual=True,
     ),
     PaperModel(
         "XLM-R Base", 270, "FacebookAI/xlm-roberta-base", True,
@@ -131,6 +135,7 @@ PAPER_MODELS: tuple[PaperModel, ...] = (
          53.27, 44.75),
         "I,2e-5,3,16|I,2e-5,5,16|I,2e-5,8,32|VI,2e-5,2,16|VI,2e-5,4,16|I,2e-5,13,16|"
         "VI,2e-5,3,32|VII,2e-5,5,16|VI,2e-5,3,16|V,2e-5,15,32|IV,2e-5,3,32",
+        multilingual=True,
     ),
     PaperModel(
         "m-DeBERTa-v3", 276, "microsoft/mdeberta-v3-base", True,
@@ -140,8 +145,18 @@ PAPER_MODELS: tuple[PaperModel, ...] = (
          45.33, 42.77),
         "I,2e-5,3,16|I,2e-5,5,16|I,2e-5,8,32|VI,2e-5,3,16|VII,2e-5,6,16|I,2e-5,14,16|"
         "VI,2e-5,3,16|VI,2e-5,3,16|VI,2e-5,2,16|IV,2e-5,12,32|IV,1e-5,4,8",
+        multilingual=True,
     ),
 )  # fmt: skip
+
+
+def paper_model(name_or_hub_id: str | None) -> PaperModel | None:
+    """The paper's encoder named ``name_or_hub_id`` (its name in the paper or our Hub id for it), if any."""
+    if not name_or_hub_id:
+        return None
+    wanted = str(name_or_hub_id).strip().casefold()
+    return next((m for m in PAPER_MODELS if wanted in (m.name.casefold(), m.hub_id.casefold())), None)
+
 
 PAPER_CITATION = """@article{nyachhyon2024nlue,
   title   = {Consolidating and Developing Benchmarking Datasets for the Nepali

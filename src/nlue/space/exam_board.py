@@ -82,8 +82,28 @@ def paper_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def _percent(value: Any) -> float | None:
+def percent(value: Any) -> float | None:
+    """A 0-1 score in percent with two decimals, as the tables print it; None for anything not a number."""
     return round(100.0 * float(value), 2) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def domain_scores(details: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """An exam results file's scores per domain: ``details.by.domain``, or the domain rows of ``details.tables``.
+
+    `nlue llm mcq` writes the tables (one row per domain, ``group`` naming it); ``by`` is the shape of
+    :func:`nlue.evals.mcq.score.score_answers`, read too for files written in it.
+    """
+    by = (details.get("by") or {}).get("domain")
+    if isinstance(by, Mapping):
+        return {str(name): scores for name, scores in by.items() if isinstance(scores, Mapping)}
+    rows = (details.get("tables") or {}).get("domain") or []
+    return {str(row.get("group")): row for row in rows if isinstance(row, Mapping)}
+
+
+def _prompt(params: Mapping[str, Any]) -> str:
+    """The prompt language as the paper's rows name it: ``en``, or ``native`` with the language (``native (ur)``)."""
+    language = str(params.get("prompt_language", "?"))
+    return f"native ({language})" if params.get("prompt_language_role") == "native" else language
 
 
 def _run_row(model: str, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -92,21 +112,21 @@ def _run_row(model: str, data: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(metrics, Mapping) or "accuracy_all_items" not in metrics:
         raise NlueError("its `metrics` has no accuracy_all_items")
     details = data.get("details") if isinstance(data.get("details"), Mapping) else {}
-    by_domain = (details.get("by") or {}).get("domain") or {}
+    by_domain = domain_scores(details)
     params = data.get("hyperparameters") if isinstance(data.get("hyperparameters"), Mapping) else {}
     dataset = data.get("dataset") if isinstance(data.get("dataset"), Mapping) else {}
-    low, high = _percent(metrics.get("accuracy_all_items_ci_low")), _percent(metrics.get("accuracy_all_items_ci_high"))
+    low, high = percent(metrics.get("accuracy_all_items_ci_low")), percent(metrics.get("accuracy_all_items_ci_high"))
     invalid = metrics.get("invalid_rate")
     return {
         "model": model,
         "kind": str(data.get("kind") or "unknown"),
         "exam": str(data["task"]),
-        "prompt": str(params.get("prompt_language", "?")),
+        "prompt": _prompt(params),
         "shots": params.get("shots", "?"),
         "mode": str(params.get("mode", "?")),
-        **{domain: _percent((by_domain.get(domain) or {}).get("accuracy_parseable")) for domain in DOMAINS},
-        "All (parseable)": _percent(metrics.get("accuracy_parseable")),
-        "All (all items)": _percent(metrics["accuracy_all_items"]),
+        **{domain: percent((by_domain.get(domain) or {}).get("accuracy_parseable")) for domain in DOMAINS},
+        "All (parseable)": percent(metrics.get("accuracy_parseable")),
+        "All (all items)": percent(metrics["accuracy_all_items"]),
         "95% CI (all items)": f"{low:.1f}-{high:.1f}" if low is not None and high is not None else "",
         "Inv%": format_invalid_rate(float(invalid)) if isinstance(invalid, int | float) else "",
         "data": data_label(dataset),

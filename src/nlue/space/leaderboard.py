@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from nlue.errors import NlueError
-from nlue.registry.paper import PAPER_MODELS
+from nlue.registry.paper import PAPER_MODELS, paper_model
 from nlue.registry.paper_checks import PaperFlag
 from nlue.registry.tasks import TASK_NAMES, TASKS, get_task
 from nlue.results import model_slug, read_results
@@ -39,7 +39,6 @@ DIAGNOSTIC_KIND = "diagnostic"
 KNOWN_KINDS: tuple[str, ...] = (PAPER_KIND, "fine-tune", "zero-shot", "baseline", DIAGNOSTIC_KIND)
 AUTOMATIC, HUMAN = "automatic", "human"
 MODE_NAMES = {"generate": "generation", "loglik": "log-likelihood"}
-_PARAMS_BY_HUB_ID = {m.hub_id: m.params_millions for m in PAPER_MODELS}
 
 
 @dataclass(frozen=True)
@@ -60,6 +59,7 @@ class LeaderboardRow:
     sds: Mapping[str, float] = field(default_factory=dict)  # primary metric's sd over training seeds, per task
     source: str = "local"  # paper, submitted (a Hub results repo) or local (nlue.space.results_source)
     modes: tuple[str, ...] = ()  # how a language model answered: generate, loglik (none for other kinds)
+    base_model: str | None = None  # the one base model the run's files name, if they name exactly one
 
     @property
     def kind(self) -> str:
@@ -192,20 +192,22 @@ def _row_from_runs(model: str, runs: Sequence[_Run]) -> LeaderboardRow:
     chosen = judged + automatic
     data = SAMPLE_DATA_LABEL if any(r.is_sample for r in chosen) else ", ".join(sorted({r.dataset for r in chosen}))
     bases = {r.base_model for r in chosen if r.base_model}
-    params = _PARAMS_BY_HUB_ID.get(bases.pop()) if len(bases) == 1 else None
+    base = bases.pop() if len(bases) == 1 else None
+    known = paper_model(base)
     return LeaderboardRow(
         model=model,
         kinds=tuple(sorted({r.kind for r in chosen})),
         data=data,
         task_scores={r.task: r.score for r in judged},
         intervals={r.task: r.interval for r in judged if r.interval},
-        params_millions=float(params) if params else None,
+        params_millions=float(known.params_millions) if known else None,
         files=tuple(str(r.path) for r in chosen),
         automatic_scores={r.task: r.score for r in automatic},
         metrics={r.task: dict(r.metrics) for r in judged},
         automatic_metrics={r.task: dict(r.metrics) for r in automatic},
         modes=tuple(sorted({r.mode for r in chosen if r.mode})),
         sds={r.task: r.sd for r in judged if r.sd is not None},
+        base_model=base,
     )
 
 

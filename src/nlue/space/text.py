@@ -6,6 +6,7 @@ Anything that names tasks, metrics or models is built from the registry, not typ
 from __future__ import annotations
 
 from nlue.registry.paper import PAPER_CITATION
+from nlue.registry.paper_checks import PaperFlag
 from nlue.registry.tasks import MASK_PLACEHOLDER, NLUE_SCORE_NOTE, TASK_NAMES, TASKS, TaskSpec
 from nlue.registry.views import readme_tasks_table
 from nlue.space import columns as cols
@@ -86,13 +87,17 @@ def leaderboard_legend() -> str:
     )
 
 
+def flag_line(flag: PaperFlag) -> str:
+    """One flagged cell of the paper's tables in words (Markdown): where, in short, then why."""
+    return f"**{flag.model}, {task_header(TASKS[flag.task])}** ({flag.summary}): {flag.explanation}"
+
+
 def flags_legend() -> str:
     """Every flagged cell of the paper's tables, with its explanation (Markdown)."""
     lines = ["### Flagged cells of the paper's tables", ""]
     for task in (TASKS[name] for name in TASK_NAMES):
-        for model, flags in task.paper_flags.items():
-            for flag in flags:
-                lines.append(f"- **{model}, {task_header(task)}** ({flag.summary}): {flag.explanation}")
+        for flags in task.paper_flags.values():
+            lines.extend(f"- {flag_line(flag)}" for flag in flags)
     lines.append("")
     lines.append(
         "The numbers stay as printed; `nlue.registry.paper_checks` holds the checks, which any future table goes through."

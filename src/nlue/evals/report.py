@@ -1,0 +1,74 @@
+"""`nlue report`: our runs laid out in the three papers' tables beside their own rows, as one static page.
+
+:func:`build_report` reads a results folder and returns a :class:`~nlue.evals.report_types.Report`
+of sections; :func:`~nlue.evals.report_render.write_report` writes it (HTML with PNG figures,
+Markdown, a CSV per table) all at once. The sections, each from its own module:
+
+* NLUE: the paper's Tables 2-5 as printed, flagged where inconsistent, with our runs; charts;
+* neDIOM: Table 3 with its floors, and Figures 3-5 redrawn from our runs;
+* UrduMMLU protocol: Table 4, the few-shot deltas, the STEM - Humanities gap, accuracy by level;
+* models: monolingual vs multilingual encoders, parameters vs score;
+* significance: a matrix of paired tests per task over every pair of our runs (``nlue compare``).
+
+The tables come from the Space's boards and the registry's paper data; nothing is computed twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from nlue.errors import NlueError
+from nlue.evals.compare import DEFAULT_RESAMPLES
+from nlue.evals.report_mcq import mcq_section
+from nlue.evals.report_models import models_section
+from nlue.evals.report_nediom import nediom_section
+from nlue.evals.report_nlue import nlue_section
+from nlue.evals.report_runs import gather
+from nlue.evals.report_significance import significance_section
+from nlue.evals.report_types import Report
+from nlue.space.leaderboard import load_leaderboard
+
+logger = logging.getLogger(__name__)
+
+TITLE = "nlue report: our runs beside the NLUE, neDIOM and UrduMMLU papers"
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    resamples: int = DEFAULT_RESAMPLES  # the paired bootstrap's draws, as `nlue compare`
+    seed: int = 0  # the paired bootstrap's seed, as `nlue compare`
+    alpha: float = 0.05  # Holm-corrected p below this colours a matrix cell
+
+
+def build_report(results_dir: Path, options: ReportOptions | None = None) -> Report:
+    """The report of ``results_dir``: every section, empty ones saying so."""
+    # No pyplot and no global backend: the figures are Figure objects, drawn by Agg's canvas when written
+    # (nlue.evals.report_render), so a caller's own matplotlib set-up (a notebook's, say) is left alone.
+    options = options or ReportOptions()
+    root = Path(results_dir)
+    if not root.is_dir():
+        raise NlueError(f"{root}: no such results folder (give the folder the commands wrote to, e.g. build/results)")
+    gathered = gather(root)
+    board = load_leaderboard(root)  # NLUE's rows, the paper's first: read once for two sections
+    exams, exams_skipped = mcq_section(root, gathered)
+    idioms, idioms_skipped = nediom_section(root, gathered)
+    sections = [
+        nlue_section(board),
+        idioms,
+        exams,
+        models_section(board),
+        significance_section(gathered, options.resamples, options.seed, options.alpha),
+    ]
+    logger.info("report of %s: %d results files", root, len(gathered.files))
+    return Report(
+        title=TITLE,
+        results_dir=str(root),
+        sections=sections,
+        sample_files=gathered.sample_count(),
+        total_files=len(gathered.files),
+        skipped=[*board.skipped, *exams_skipped, *idioms_skipped],
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+    )

@@ -1,0 +1,82 @@
+"""`nlue report [RESULTS] --out DIR`: our runs in the papers' tables, beside their rows as printed, as one page.
+
+    nlue report                                   the default results folder into build/report
+    nlue report build/results --out build/report
+    nlue report runs/ --out site/report --resamples 2000
+
+Writes DIR/index.html (one page; its PNG figures beside it), DIR/report.md and one CSV per table,
+all at once: a report that fails leaves the earlier one (or nothing), never half a folder. Sections:
+NLUE Tables 2-5 and a chart per few runs; neDIOM Table 3 and Figures 3-5; the exams' Table 4,
+few-shot deltas, STEM - Humanities gap and accuracy by level; monolingual vs multilingual encoders
+and parameters vs score; a matrix of paired tests per task (as `nlue compare`). Every row says
+whether it holds a paper's numbers (as printed, inconsistent cells flagged) or ours, and a run on
+the embedded sample data is called SAMPLE DATA.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from nlue.cli_support import add_logging_options, run_with_parser
+from nlue.evals.compare import DEFAULT_RESAMPLES
+from nlue.results import RESULTS_DIR_HELP, default_results_dir
+
+DEFAULT_OUT = Path("build") / "report"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nlue report",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("results", nargs="?", type=Path, metavar="RESULTS", help=RESULTS_DIR_HELP)
+    parser.add_argument("--results-dir", type=Path, help="the same as RESULTS, named as the other commands name it")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the report's folder (%(default)s)")
+    parser.add_argument(
+        "--resamples", type=int, default=DEFAULT_RESAMPLES, help="paired bootstrap draws per test (%(default)s)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="paired bootstrap seed (%(default)s, as nlue compare)")
+    parser.add_argument(
+        "--alpha", type=float, default=0.05, help="Holm-corrected p below which a matrix cell is coloured (%(default)s)"
+    )
+    add_logging_options(parser)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from nlue.errors import NlueError
+    from nlue.evals.report import ReportOptions, build_report
+    from nlue.evals.report_render import write_report
+
+    if args.resamples < 1 or not 0 < args.alpha < 1:
+        raise NlueError("--resamples must be at least 1 and --alpha between 0 and 1")
+    if args.results and args.results_dir and args.results != args.results_dir:
+        raise NlueError(f"RESULTS {args.results} and --results-dir {args.results_dir} differ: give one")
+    started = time.perf_counter()
+    results = args.results or args.results_dir or default_results_dir()
+    report = build_report(results, ReportOptions(args.resamples, args.seed, args.alpha))
+    paths = write_report(report, args.out)
+    tables = sum(len(s.tables) for s in report.sections)
+    charts = sum(len(s.charts) for s in report.sections)
+    print(f"report: {paths[0]} ({tables} tables, {charts} figures, {report.total_files} results files; "
+          f"{time.perf_counter() - started:.1f} s)")  # fmt: skip
+    print(f"        {args.out / 'report.md'}, and one CSV per table beside it")
+    for section in report.sections:
+        if section.empty:
+            print(f"  {section.title}: {section.empty}")
+    if report.sample:
+        print(f"SAMPLE DATA: {report.sample_files} of {report.total_files} results files were scored on the embedded "
+              "sample; their numbers say nothing about a model")  # fmt: skip
+    if report.skipped:
+        print(f"{len(report.skipped)} results files left out (listed on the page)")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `nlue report` with ``argv`` (without the `report` word); return the exit status."""
+    return run_with_parser("report", build_parser(), argv, run)

@@ -1,0 +1,282 @@
+"""Writing a report: one HTML page with its PNG figures beside it, the same in Markdown, one CSV per table.
+
+Everything is written into a staging folder beside ``--out`` and moved into place when complete
+(as `nlue build` does), so a report that fails half-way leaves the previous one (or nothing),
+never half a folder. A folder that is not a report (no ``index.html`` and ``report.md``) is
+never replaced.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import logging
+import math
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from nlue.data.sample import SAMPLE_DATA_NOTE
+from nlue.data.staging import move_into_place, remove_stale_build_folders, write_owner_marker
+from nlue.errors import NlueError
+from nlue.evals.report_style import CSS
+from nlue.evals.report_types import INCONSISTENT, ORIGIN_COLUMN, ORIGIN_LABELS, Chart, Report, Section, Table
+
+logger = logging.getLogger(__name__)
+
+PAGE, MARKDOWN = "index.html", "report.md"
+MARKERS = {INCONSISTENT: "⚠", "note": "†"}
+READING = (
+    "Every row says whose numbers it holds (the *numbers* column): **paper, as printed** are a paper's own "
+    "figures, unchanged; **ours** come from the results files in the folder above; **ours, from the paper's "
+    "numbers** are our arithmetic on a paper's printed figures; **floor (ours)** rows are what answering one "
+    "class always scores. ⚠ marks a printed cell that fails a consistency check (kept as printed, the reason "
+    "below its table); † marks a cell worth a second look (the reason below its table)."
+)
+
+
+# ------------------------------------------------------------------ cells and inline Markdown
+def cell_text(table: Table, column: str, value: Any) -> str:
+    """A cell as shown: numbers in the column's format (two decimals by default), blanks for missing values."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return table.formats.get(column, "{:.2f}").format(value)
+    return str(value)
+
+
+def inline_html(text: str) -> str:
+    """The little Markdown the report's sentences use (`code`, **bold**, *italic*) as HTML, the rest escaped."""
+    out = html.escape(text, quote=False)
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+    return re.sub(r"(?<![*\w])\*([^*\n]+)\*(?![*\w])", r"<em>\1</em>", out)
+
+
+def _flag_notes(table: Table) -> list[str]:
+    """One line per distinct flag reason, with its marker (several cells may share one)."""
+    lines = []
+    for flag in table.flags:
+        line = f"{MARKERS.get(flag.kind, '†')} {flag.explanation}"
+        if line not in lines:
+            lines.append(line)
+    return lines
+
+
+# ------------------------------------------------------------------ HTML
+# Text that reads as a number ("0.61 ± 0.05", "+0.120 (p=0.034)", "<0.1") is aligned as one.
+_NUMBER_TEXT = re.compile(r"[+\-<]?\d*\.?\d+(?: ± \d*\.?\d+)?(?: \(p=<?\d*\.?\d+\))?")
+LONG_TEXT = 36  # characters: longer text wraps inside its cell, shorter text keeps to one line
+TALL_TABLE = 24  # rows: a taller table scrolls inside its box, its header kept in view
+FOLDED_REASONS = 3  # more flag reasons than this are folded under their count
+
+
+def _cell_class(value: Any, shown: str) -> str:
+    number = isinstance(value, float | int) and not isinstance(value, bool)
+    if number or shown in ("-", "—") or _NUMBER_TEXT.fullmatch(shown):
+        return "num"
+    return "long" if len(shown) > LONG_TEXT else "text"
+
+
+def _html_table(table: Table) -> str:
+    columns = [ORIGIN_COLUMN, *map(str, table.frame.columns)]
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = []
+    for position, (origin, record) in enumerate(zip(table.origins, table.frame.itertuples(index=False), strict=True)):
+        cells = [f'<td class="origin">{html.escape(ORIGIN_LABELS[origin])}</td>']
+        for column, value in zip(table.frame.columns, record, strict=True):
+            shown = cell_text(table, column, value)
+            text = html.escape(shown)
+            classes = [_cell_class(value, shown)]
+            flag = table.flag_at(position, column)
+            title = ""
+            if flag is not None:
+                classes.append("flag" if flag.kind == INCONSISTENT else "mark")
+                text = f"{MARKERS.get(flag.kind, '†')} {text}"
+                title = f' title="{html.escape(flag.summary)}"'
+            if (position, column) in table.styles:
+                classes.append(table.styles[(position, column)])
+            cells.append(f'<td class="{" ".join(classes)}"{title}>{text}</td>')
+        body.append(f'<tr class="{origin}">{"".join(cells)}</tr>')
+    notes_html = "".join(f"<li>{inline_html(n)}</li>" for n in table.notes)
+    reasons = _flag_notes(table)
+    if reasons:  # many flags share one check (STS-B's nine rows): a long list folds away, its count in view
+        items = "".join(f"<li>{inline_html(n)}</li>" for n in reasons)
+        notes_html += (
+            f"<li><details{' open' if len(reasons) <= FOLDED_REASONS else ''}><summary>why the marked cells are "
+            f"marked ({len(reasons)})</summary><ul>{items}</ul></details></li>"
+        )
+    grid = (
+        f'<div class="scroll{" tall" if len(table.frame) > TALL_TABLE else ""}"><table id="{table.key}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'
+        f'</tbody></table></div><ul class="notes">{notes_html}</ul><p class="csv"><a href="{table.key}.csv">'
+        f"{table.key}.csv</a></p>"
+    )
+    title = html.escape(table.title)
+    if table.collapsed:
+        return f'<details class="table"><summary>{title} ({len(table.frame)} rows)</summary>{grid}</details>'
+    return f'<div class="table"><h3>{title}</h3>{grid}</div>'
+
+
+def _html_chart(chart: Chart) -> str:
+    caption = f"<figcaption>{inline_html(chart.caption)}</figcaption>" if chart.caption else ""
+    return (
+        f'<figure class="chart"><h3>{html.escape(chart.title)}</h3>'
+        f'<img src="{chart.key}.png" alt="{html.escape(chart.title)}">{caption}</figure>'
+    )
+
+
+def _html_section(section: Section) -> str:
+    parts = [f'<section id="{section.key}"><h2>{html.escape(section.title)}</h2>']
+    if section.sample:
+        parts.append(f'<p class="sample">⚠ {html.escape(SAMPLE_DATA_NOTE)}: our rows in this section.</p>')
+    parts += [f"<p>{inline_html(p)}</p>" for p in section.intro]
+    if section.empty:
+        parts.append(f'<p class="empty">{inline_html(section.empty)}</p>')
+    for part in section.parts:
+        if isinstance(part, Table):
+            parts.append(_html_table(part))
+        elif isinstance(part, Chart):
+            parts.append(_html_chart(part))
+        else:
+            parts.append(f"<p>{inline_html(part)}</p>")
+    return "".join(parts) + "</section>"
+
+
+def _sample_banner(report: Report) -> str:
+    return (
+        f"SAMPLE DATA: {report.sample_files} of the {report.total_files} results files were scored on the "
+        "embedded sample data (a few dozen items the nlue developers wrote to try the tools). Their numbers say "
+        "nothing about any model; the papers' numbers are on the real test sets."
+    )
+
+
+def render_html(report: Report) -> str:
+    toc = "".join(f'<li><a href="#{s.key}">{html.escape(s.title)}</a></li>' for s in report.sections)
+    banner = f'<div class="banner">⚠ {html.escape(_sample_banner(report))}</div>' if report.sample else ""
+    skipped = (
+        "<details><summary>Results files left out</summary><ul>"
+        + "".join(f"<li>{html.escape(s)}</li>" for s in report.skipped)
+        + "</ul></details>"
+        if report.skipped
+        else ""
+    )
+    return (
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{html.escape(report.title)}'
+        f"</title><style>{CSS}</style></head><body><header><h1>{html.escape(report.title)}</h1>"
+        f'<p class="meta">Results folder <code>{html.escape(report.results_dir)}</code> · {report.total_files} '
+        f'results files · written {html.escape(report.created)}</p>{banner}<p class="reading">{inline_html(READING)}'
+        f"</p>{skipped}<nav><ol>{toc}</ol></nav></header><main>{''.join(map(_html_section, report.sections))}"
+        "</main></body></html>\n"
+    )
+
+
+# ------------------------------------------------------------------ Markdown and CSV
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(table: Table) -> list[str]:
+    columns = [ORIGIN_COLUMN, *map(str, table.frame.columns)]
+    lines = [f"### {table.title}", "", "| " + " | ".join(map(_md_cell, columns)) + " |", "|---" * len(columns) + "|"]
+    for position, (origin, record) in enumerate(zip(table.origins, table.frame.itertuples(index=False), strict=True)):
+        cells = [ORIGIN_LABELS[origin]]
+        for column, value in zip(table.frame.columns, record, strict=True):
+            flag = table.flag_at(position, column)
+            text = cell_text(table, column, value)
+            cells.append(f"{MARKERS.get(flag.kind, '†')} {text}" if flag is not None else text)
+        lines.append("| " + " | ".join(map(_md_cell, cells)) + " |")
+    lines += ["", *(f"- {note}" for note in [*table.notes, *_flag_notes(table)]), "", f"CSV: `{table.key}.csv`", ""]
+    return lines
+
+
+def render_markdown(report: Report) -> str:
+    lines = [
+        f"# {report.title}",
+        "",
+        f"Results folder `{report.results_dir}` · {report.total_files} results files · written {report.created}",
+        "",
+    ]
+    if report.sample:
+        lines += [f"> **⚠ {_sample_banner(report)}**", ""]
+    lines += [READING, ""]
+    for section in report.sections:
+        lines += [f"## {section.title}", ""]
+        if section.sample:
+            lines += [f"> ⚠ {SAMPLE_DATA_NOTE}: our rows in this section.", ""]
+        lines += [line for paragraph in section.intro for line in (paragraph, "")]
+        if section.empty:
+            lines += [f"*{section.empty}*", ""]
+        for part in section.parts:
+            if isinstance(part, Table):
+                lines += _md_table(part)
+            elif isinstance(part, Chart):
+                lines += [f"### {part.title}", "", f"![{part.title}]({part.key}.png)", "", part.caption, ""]
+            else:
+                lines += [part, ""]
+    if report.skipped:
+        lines += ["## Results files left out", "", *(f"- {s}" for s in report.skipped), ""]
+    return "\n".join(lines)
+
+
+def table_csv(table: Table) -> str:
+    """The table's values (numbers unformatted), with whose numbers each row holds and its flagged cells."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow([ORIGIN_COLUMN, *map(str, table.frame.columns), "flags"])
+    for position, (origin, record) in enumerate(zip(table.origins, table.frame.itertuples(index=False), strict=True)):
+        flags = "; ".join(f"{f.column}: {f.summary}" for f in table.flags if f.row == position)
+        values = ["" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in record]
+        writer.writerow([ORIGIN_LABELS[origin], *values, flags])
+    return buffer.getvalue()
+
+
+# ------------------------------------------------------------------ the folder
+def _png(chart: Chart) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    buffer = io.BytesIO()
+    FigureCanvasAgg(chart.figure).print_png(buffer)
+    return buffer.getvalue()
+
+
+def _check_target(out: Path) -> None:
+    if out.is_file():
+        raise NlueError(f"--out {out} is a file; give a folder for the report")
+    if out.is_dir() and any(out.iterdir()) and not ((out / PAGE).is_file() and (out / MARKDOWN).is_file()):
+        raise NlueError(f"--out {out} holds files that are not a report: choose an empty or new folder")
+
+
+def write_report(report: Report, out: Path) -> list[Path]:
+    """Write the report into ``out`` (replacing an earlier report there); the paths written, page first.
+
+    Staged and moved into place the way `nlue build` stages a dataset (:mod:`nlue.data.staging`):
+    a report killed half-way leaves a marked staging folder that the next report removes.
+    """
+    out = Path(out)
+    _check_target(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_build_folders(out.parent, out.name, ("staging",))
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+    try:
+        write_owner_marker(staging)
+        folder = staging / out.name
+        folder.mkdir()
+        files: dict[str, bytes] = {}
+        for chart in (c for s in report.sections for c in s.charts):
+            files[f"{chart.key}.png"] = _png(chart)
+        for table in (t for s in report.sections for t in s.tables):
+            files[f"{table.key}.csv"] = table_csv(table).encode("utf-8")
+        files[MARKDOWN] = render_markdown(report).encode("utf-8")
+        files[PAGE] = render_html(report).encode("utf-8")
+        for name, content in files.items():
+            (folder / name).write_bytes(content)
+        move_into_place(staging, out.parent, out.name)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    logger.info("wrote %d files to %s", len(files), out)
+    return [out / PAGE, *(out / name for name in files if name != PAGE)]
