@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from nlue.data.sample import SAMPLE_DATA_NOTE
-from nlue.data.staging import move_into_place, remove_stale_build_folders, write_owner_marker
+from nlue.data.staging import remove_stale_build_folders, write_owner_marker
+from nlue.data.swap import swap_into_place
 from nlue.errors import NlueError
 from nlue.evals.report_style import CSS
 from nlue.evals.report_types import INCONSISTENT, ORIGIN_COLUMN, ORIGIN_LABELS, Chart, Report, Section, Table
@@ -274,7 +275,7 @@ def write_report(report: Report, out: Path) -> list[Path]:
         files[PAGE] = render_html(report).encode("utf-8")
         for name, content in files.items():
             (folder / name).write_bytes(content)
-        move_into_place(staging, out.parent, out.name)
+        swap_into_place(staging, out.parent, out.name)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
