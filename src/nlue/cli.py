@@ -362,6 +362,7 @@ OWN_PARSER_COMMANDS: dict[str, str] = {
     "llm": "nlue.evals.llm_cli",
     "idioms": "nlue.idioms.cli",
     "compare": "nlue.evals.compare_cli",
+    "sweep": "nlue.evals.sweep_cli",
 }
 
 
@@ -383,6 +384,7 @@ def _add_hf_commands(sub: argparse._SubParsersAction) -> None:
     sub.add_parser("llm", help="evaluate a generative LLM: MCQ exams, NLUE by log-likelihood; `nlue llm --help`")
     sub.add_parser("idioms", help="neDIOM: mine idiom contexts, annotate, draw the few-shot pool; `nlue idioms --help`")
     sub.add_parser("compare", help="do two or more runs differ? paired tests task by task; `nlue compare --help`")
+    sub.add_parser("sweep", help="run a roster: models x benchmarks x settings, resumable; `nlue sweep --help`")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
