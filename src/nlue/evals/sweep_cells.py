@@ -40,7 +40,13 @@ _PRELOAD = {
 
 
 def default_start() -> str:
-    return "fork" if sys.platform.startswith("linux") and hasattr(os, "fork") else "spawn"
+    """fork on Linux, when this process has not imported torch yet; else spawn.
+
+    A process that imported torch before the sweep (a notebook, a test session) may have run it, and
+    a child forked after torch's OpenMP pool started can hang in its first parallel region.
+    """
+    linux = sys.platform.startswith("linux") and hasattr(os, "fork")
+    return "fork" if linux and "torch" not in sys.modules else "spawn"
 
 
 def preload(commands: Sequence[str]) -> None:
