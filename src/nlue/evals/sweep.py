@@ -141,6 +141,8 @@ def _run_one(cell: Cell, state: SweepState, start: str, keep_fds: Sequence[int])
         write_json_atomic(state.marker(cell), record)  # written last: a cell is done only once this exists
         state.marker(cell, FAILED).unlink(missing_ok=True)
         return CellOutcome(cell, RAN, code, seconds, results=written)
+    if code == 130:  # interrupted (Ctrl-C): not a failure of the cell, and the sweep stops
+        return CellOutcome(cell, NOT_RUN, code, seconds, "interrupted")
     message = last_error(log)
     write_json_atomic(state.marker(cell, FAILED), {**record, "message": message})
     return CellOutcome(cell, FAILED, code, seconds, message, written)
@@ -165,10 +167,10 @@ def run_sweep(cells: Sequence[Cell], out: Path, options: SweepOptions | None = N
             marker = state.read(cell) or {}
             outcomes.append(CellOutcome(cell, DONE, 0, marker.get("seconds", 0.0), results=marker.get("results", [])))
     logger.info("%d cells: %d done before, %d to run", len(cells), len(cells) - len(todo), len(todo))
-    if todo and options.start == "fork":
-        preload([c.command.split()[0] for c in todo])
     interrupted = False
     with state.lock() as lock_fd, _bar(options.progress, len(cells), len(cells) - len(todo)) as bar:
+        if todo and options.start == "fork":
+            preload([c.command.split()[0] for c in todo])
         for position, cell in enumerate(todo):
             bar.set_postfix_str(cell.label)
             logger.debug("cell %s: %s", cell.id, cell.label)
@@ -179,13 +181,15 @@ def run_sweep(cells: Sequence[Cell], out: Path, options: SweepOptions | None = N
                 outcomes.extend(CellOutcome(c, NOT_RUN) for c in todo[position:])
                 break
             outcomes.append(outcome)
+            if outcome.exit_code == 130:  # the cell was interrupted: so is the sweep
+                interrupted = True
+                outcomes.extend(CellOutcome(c, NOT_RUN) for c in todo[position + 1 :])
+                break
             bar.update(1)
             if outcome.status == FAILED:
                 logger.warning("%s failed (exit %d): %s; log: %s", cell.label, outcome.exit_code, outcome.message,
                                state.log(cell))  # fmt: skip
-                if outcome.exit_code == 130:  # the cell was interrupted: so is the sweep
-                    interrupted = True
-                if options.stop_on_failure or interrupted:
+                if options.stop_on_failure:
                     outcomes.extend(CellOutcome(c, NOT_RUN) for c in todo[position + 1 :])
                     break
     order = {c.id: i for i, c in enumerate(cells)}

@@ -13,6 +13,20 @@ Each cell runs in a child process, its output in <out>/sweep/logs/<cell>.log; a 
 (--stop-on-failure to stop). The sweep ends with a summary table, also written to
 <out>/results/summary.md and summary.csv. Exit codes: 0 every cell done, 1 a cell failed (its own
 code is in the summary), 2 a bad roster, 130 interrupted.
+
+roster (YAML; src/nlue/rosters/tiny.yaml is an annotated example):
+  name, out, datasets: {nlue | mcq | nediom: a built folder or Hub id; left out: the embedded sample},
+  defaults: {limit, bootstrap_resamples, seed, ...: settings every run takes}
+  models: - {name, id: Hub id, folder or served name, kind: encoder | masked-lm | causal-lm | served,
+             endpoint, api_key_env, options: {dtype, concurrency, ...}, params, hub_id_guess, note, paper_name}
+  runs:   - {run: train, tasks, presets: [I .. VIII, lora], paper_hparams, seeds, epochs, learning_rate, batch_size}
+          - {run: llm nlue | llm mcq, tasks, prompt_languages: [en, native], modes, shots, max_new_tokens, choices}
+          - {run: gmet}
+          - {run: idioms, settings: [zero-shot, 5-shot, 10-shot], contexts, idiom, prompt_languages, modes, seeds}
+  every run also takes models (default: every model of a kind it runs), label, limit, bootstrap_resamples,
+  seed and args (passed to the command as they are). One cell per model and per value of modes, shots,
+  presets, settings and (train, llm mcq) tasks; both prompt languages, llm nlue's tasks and neDIOM's
+  contexts go into one call of the command.
 """
 
 from __future__ import annotations
