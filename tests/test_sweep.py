@@ -7,6 +7,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -339,3 +340,19 @@ def test_one_sweep_at_a_time_on_one_folder(tmp_path: Path, builds, capsys: pytes
     with SweepState(tmp_path / "out").lock():
         assert main(["sweep", str(path), "--out", str(tmp_path / "out"), "--start", "spawn", "-q"]) == EXIT_INPUT
     assert f"another nlue sweep (pid {os.getpid()}) is running on {tmp_path / 'out'}" in capsys.readouterr().err
+
+
+def test_a_done_cell_whose_results_were_removed_or_rewritten_is_to_run_again(
+    swept: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = swept["out"]
+    (out / "results" / "tiny-masked-lm" / "gmet.json").unlink()
+    rewritten = out / "results" / "tiny-encoder" / "rte.json"
+    rewritten.write_text(rewritten.read_text(encoding="utf-8") + " ", encoding="utf-8")  # as another --limit would
+    assert main(["sweep", str(swept["roster"]), "--dry-run"]) == 0
+    rows = [re.split(r"\s{2,}", line) for line in capsys.readouterr().out.splitlines() if line[:1].isdigit()]
+    states = {(row[2], row[3], row[4]): row[1] for row in rows if len(row) >= 5}
+    assert len(states) == CELLS
+    assert states[("tiny-masked-lm", "gmet", "zero-shot, automatic verdicts")] == "to run"
+    assert states[("tiny-encoder", "train", "rte, LoRA")] == "to run"
+    assert list(states.values()).count("done") == CELLS - 2

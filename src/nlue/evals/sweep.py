@@ -73,9 +73,22 @@ class SweepState:
         return self.root / "logs" / f"{cell.id}.log"
 
     def status(self, cell: Cell) -> str:
-        if self.marker(cell).is_file():
+        if self.marker(cell).is_file() and self._results_intact(cell):
             return DONE
         return FAILED if self.marker(cell, FAILED).is_file() else TO_RUN
+
+    def _results_intact(self, cell: Cell) -> bool:
+        """A done cell whose results files were since deleted or rewritten (by a run with another --limit,
+        say) is not done: its marker no longer describes what the results folder holds."""
+        stamps = (self.read(cell) or {}).get("stamps", {})
+        for name, stamp in stamps.items():
+            try:
+                stat = (self.results / name).stat()
+            except OSError:
+                return False
+            if [stat.st_mtime_ns, stat.st_size] != stamp:
+                return False
+        return True
 
     def read(self, cell: Cell, status: str = DONE) -> dict[str, Any] | None:
         try:
@@ -133,10 +146,12 @@ def _run_one(cell: Cell, state: SweepState, start: str, keep_fds: Sequence[int])
     began = time.perf_counter()
     code = run_cell(cell.argv, log, start, keep_fds)
     seconds = round(time.perf_counter() - began, 3)
-    written = _written_results(before, _files(state.results))
+    after = _files(state.results)
+    written = _written_results(before, after)
     record = {"cell": cell.id, "label": cell.label, "model": cell.model, "command": cell.command,
               "setting": cell.setting, "argv": ["nlue", *cell.argv], "exit_code": code, "seconds": seconds,
-              "finished": _now(), "results": written, "log": str(log.relative_to(state.out))}  # fmt: skip
+              "finished": _now(), "results": written, "log": str(log.relative_to(state.out)),
+              "stamps": {name: list(after[name]) for name in written}}  # fmt: skip
     if code == 0:
         write_json_atomic(state.marker(cell), record)  # written last: a cell is done only once this exists
         state.marker(cell, FAILED).unlink(missing_ok=True)
