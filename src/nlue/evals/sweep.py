@@ -106,14 +106,15 @@ class SweepState:
                 import fcntl
 
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except ImportError:  # no fcntl (Windows): no lock, as before this existed
+            except ImportError:  # no fcntl (Windows): no lock
                 pass
             except OSError:
-                holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+                holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
                 raise NlueError(f"another nlue sweep (pid {holder}) is running on {self.out}; wait for it to end "
                                 "or give this one another out folder") from None  # fmt: skip
             os.ftruncate(fd, 0)
-            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, str(os.getpid()).encode())
             yield fd
         finally:
             os.close(fd)  # closing the descriptor releases the lock

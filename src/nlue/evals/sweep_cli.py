@@ -138,6 +138,11 @@ def print_dry_run(roster: Roster, cells: Sequence[Cell]) -> None:
         rows.append([str(number), state.status(cell), cell.model, cell.command, cell.setting, _cost_text(cell.cost)])
         commands.append(f"{number:>3}  nlue {shlex.join(cell.argv)}")
     print(f"roster {roster.name} ({roster.path}): {len(roster.models)} models, {len(cells)} cells, out {roster.out}")
+    models = [["model", "kind", "id", "params", "where the id comes from"]]
+    for m in roster.models:
+        source = "our guess at the paper's checkpoint" if m.hub_id_guess else ("an API" if m.endpoint else "as given")
+        models.append([m.name, m.kind, m.id + (f" at {m.endpoint}" if m.endpoint else ""), m.params or "", source])
+    print(text_table(models) + "\n")
     print(text_table(rows))
     print("\ncommands:")
     print("\n".join(commands))
@@ -185,6 +190,12 @@ def run(args: argparse.Namespace) -> int:
             return 0
     if args.roster is None:
         raise NlueError("name a roster file or a shipped roster (nlue sweep --list), or --make-tiny-models")
+    from nlue.evals.sweep import SweepOptions, run_sweep
+
+    # Decided before the checks below import anything: parsing a fine-tuning cell's arguments imports
+    # transformers and torch, which runs nothing, so forking stays safe (sweep_cells.default_start).
+    options = SweepOptions(stop_on_failure=args.stop_on_failure, progress=not getattr(args, "quiet", False))
+    options.start = args.start or options.start
     roster = load_roster(roster_file(args.roster), args.out, _datasets(args.dataset))
     roster = _select(roster, args.models, args.limit)
     cells = build_grid(roster)
@@ -194,12 +205,8 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print_dry_run(roster, cells)
         return 0
-    from nlue.evals.sweep import SweepOptions, run_sweep
     from nlue.evals.sweep_summary import collect_scores, console_summary, write_summary
 
-    options = SweepOptions(stop_on_failure=args.stop_on_failure, progress=not getattr(args, "quiet", False))
-    if args.start:
-        options.start = args.start
     outcome = run_sweep(cells, roster.out, options)
     results = roster.out / "results"
     scores = collect_scores(outcome, results)
