@@ -185,10 +185,14 @@ def parse_roster(data: Any, source: str, path: Path | None = None, out: Path | N
         problems.raise_if_any()
     _unknown_keys(data, ROSTER_KEYS, "", problems)
     name = _text(data.get("name"), "name", problems) or (path.stem if path else "roster")
+    out_folder = _text(data.get("out"), "out", problems)
+    description = _text(data.get("description"), "description", problems) or ""
     chosen_datasets = _datasets(data.get("datasets"), problems)
     for key, value in (datasets or {}).items():
         if key not in DATASET_KEYS:
             problems.add(f"--dataset {key}=", f"unknown benchmark; expected one of {', '.join(DATASET_KEYS)}")
+        elif looks_like_path(value) and not Path(value).expanduser().is_dir():
+            problems.add(f"--dataset {key}=", f"no such dataset folder {value!r} (build it with nlue build)")
         chosen_datasets[key] = value
     models_data = data.get("models")
     models: list[RosterModel] = []
@@ -222,8 +226,8 @@ def parse_roster(data: Any, source: str, path: Path | None = None, out: Path | N
     return Roster(
         path=path or Path(source),
         name=name,
-        description=_text(data.get("description"), "description", problems) or "",
-        out=Path(out or data.get("out") or DEFAULT_OUT / name),
+        description=description,
+        out=Path(out or out_folder or DEFAULT_OUT / name),
         datasets=chosen_datasets,
         models=tuple(models),
         runs=tuple(runs),

@@ -114,7 +114,7 @@ class GridBuilder:
         return "__".join(filter(None, [model.name, run.settings.get("label"), *extra]))
 
     def common(self, run: RunSpec, snake: bool = False) -> list[str]:
-        """--bootstrap-resamples and --seed, in the command's spelling, then the run's own args."""
+        """--bootstrap-resamples and --seed where the run sets them, in the command's spelling."""
         argv = []
         for key in ("bootstrap_resamples", "seed"):
             if run.settings.get(key) is not None:
