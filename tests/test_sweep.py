@@ -213,7 +213,9 @@ def test_the_tiny_roster_runs_the_models_make_tiny_models_writes() -> None:
 
 # ------------------------------------------------------------------ a real sweep, a rerun, a kill
 def _results(out: Path) -> list[str]:
-    return sorted(p.relative_to(out / "results").as_posix() for p in (out / "results").rglob("*") if p.is_file())
+    """The results tree's files; a hidden one is a temporary file a kill left mid-write, read by no one."""
+    root = out / "results"
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.name[0] != ".")
 
 
 def test_the_sweep_runs_every_cell_and_ends_with_the_summary(swept: dict[str, Any]) -> None:
