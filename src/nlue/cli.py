@@ -214,9 +214,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# --- commands ---------------------------------------------------------------------------
-
-
 def _cmd_tasks(args: argparse.Namespace) -> int:
     from nlue.registry.tasks import GMET_THEMES
     from nlue.registry.views import registry_as_dict, registry_table
@@ -351,8 +348,7 @@ def _cmd_quickstart(args: argparse.Namespace) -> int:
 HF_ARGUMENT_COMMANDS = ("train", "search")
 
 
-# Sub-commands with their own argparse parser (on the same backbone): the module whose
-# ``main(argv) -> int`` runs them, imported only when the sub-command is used.
+# Sub-commands with a parser of their own (same backbone): the module whose main(argv) runs them, imported on use.
 OWN_PARSER_COMMANDS: dict[str, str] = {
     "gmet": "nlue.gmet.cli",
     "baseline": "nlue.evals.baseline_cli",
@@ -364,6 +360,7 @@ OWN_PARSER_COMMANDS: dict[str, str] = {
     "compare": "nlue.evals.compare_cli",
     "submit": "nlue.evals.submit_cli",
     "report": "nlue.evals.report_cli",
+    "sweep": "nlue.evals.sweep_cli",
 }
 
 
@@ -371,24 +368,27 @@ def _own_parser_main(command: str) -> Callable[[Sequence[str]], int]:
     return importlib.import_module(OWN_PARSER_COMMANDS[command]).main
 
 
+# What `nlue --help` says of the sub-commands whose own parser takes over in main().
+OWN_PARSER_HELP: dict[str, str] = {
+    "train": "fine-tune an encoder on a task (Trainer; presets or LoRA)",
+    "search": "grid search with k-fold cross-validation, then train and test",
+    "gmet": "zero-shot GMET scoring of a masked LM, and human judging",
+    "baseline": "the non-neural baseline (TF-IDF + linear model) on every task",
+    "mcq": "curate exam items, draw the demonstration pool, annotate",
+    "export": "export the tasks for other tools (lm-evaluation-harness)",
+    "translate": "translate English GLUE-format sources into Nepali",
+    "llm": "evaluate a language model on the exams and the NLUE tasks (log-likelihood or generation)",
+    "idioms": "neDIOM: mine idiom contexts, annotate, draw the few-shot pool, evaluate",
+    "compare": "do two or more runs differ? paired tests task by task",
+    "submit": "check a run and open a pull request on the Hub's results repo",
+    "report": "one HTML page (and Markdown, CSV) of our runs beside the papers' tables",
+    "sweep": "run a roster: models x benchmarks x settings, resumable",
+}
+
+
 def _add_hf_commands(sub: argparse._SubParsersAction) -> None:
-    # Listed here for `nlue --help`; their own parser (HfArgumentParser) takes over in main().
-    sub.add_parser("train", help="fine-tune an encoder on a task (Trainer; presets or LoRA); `nlue train --help`")
-    sub.add_parser("search", help="grid search with k-fold cross-validation, then train and test; `nlue search --help`")
-    sub.add_parser("gmet", help="zero-shot GMET scoring of a masked LM, and human judging; `nlue gmet --help`")
-    sub.add_parser(
-        "baseline", help="the non-neural baseline (TF-IDF + linear model) on every task; `nlue baseline --help`"
-    )
-    sub.add_parser("mcq", help="curate exam items, draw the demonstration pool, annotate; `nlue mcq --help`")
-    sub.add_parser("export", help="export the tasks for other tools (lm-evaluation-harness); `nlue export --help`")
-    sub.add_parser("translate", help="translate English GLUE-format sources into Nepali; `nlue translate --help`")
-    sub.add_parser("llm", help="evaluate a generative LLM: MCQ exams, NLUE by log-likelihood; `nlue llm --help`")
-    sub.add_parser("idioms", help="neDIOM: mine idiom contexts, annotate, draw the few-shot pool; `nlue idioms --help`")
-    sub.add_parser("compare", help="do two or more runs differ? paired tests task by task; `nlue compare --help`")
-    sub.add_parser("submit", help="check a run and open a pull request on the Hub's results repo; `nlue submit --help`")
-    sub.add_parser(
-        "report", help="one HTML page (and Markdown, CSV) of our runs beside the papers' tables; `nlue report --help`"
-    )
+    for name, text in OWN_PARSER_HELP.items():  # listed for `nlue --help`; their own parser takes over in main()
+        sub.add_parser(name, help=f"{text}; `nlue {name} --help`")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
