@@ -67,19 +67,24 @@ def test_loglikelihood_equals_lm_eval_hf_backend(tiny_lms: dict[str, Path], fami
 def test_each_shared_context_runs_once_and_sharing_changes_no_number(tiny_lms: dict[str, Path]) -> None:
     lm = LocalCausalLM(tiny_lms["gpt2"], batch_size=8, show_progress=False)
     requests = [LoglikelihoodRequest(q, o) for q in QUESTIONS[:3] for o in OPTIONS]
+    lm.loglikelihood(requests[:1])  # the once-per-model layout check runs here, not in the count below
     fed: list[int] = []
     forward = lm.model.forward
 
     def counting(*args, **kwargs):
-        fed.append(int(kwargs["input_ids"].ne(lm.tokenizer.pad_token_id).sum()))
+        fed.append(kwargs["input_ids"].shape[0])
         return forward(*args, **kwargs)
 
     lm.model.forward = counting
+    lm.scorer.tokens_run = 0
     shared = lm.loglikelihood(requests)
     pairs = [lm.encoder.encode(i, r) for i, r in enumerate(requests)]
     contexts = {p.context for p in pairs}
-    assert sum(fed) == sum(map(len, contexts)) + sum(len(p.continuation) - 1 for p in pairs)
-    assert sum(fed) < sum(len(p.context) + len(p.continuation) - 1 for p in pairs) / 2  # lm-eval's way
+    expected = sum(map(len, contexts)) + sum(len(p.continuation) - 1 for p in pairs)
+    assert lm.scorer.tokens_run == expected
+    assert fed == [1, 1, 1]  # a question and its five options fill a batch of 8: one pass per question
+    assert expected < sum(len(p.context) + len(p.continuation) - 1 for p in pairs) / 2  # lm-eval's way
+    lm.model.forward = forward
     lm.scorer.share_prefixes = False
     whole = lm.loglikelihood(requests)
     assert [r.logprob for r in shared] == pytest.approx([r.logprob for r in whole], abs=1e-5)

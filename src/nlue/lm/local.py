@@ -224,13 +224,14 @@ class LocalCausalLM:
                 buckets: dict[tuple[tuple[str, ...], int], list[tuple[int, list[int]]]] = {}
                 for i, ids in encoded:
                     buckets.setdefault((requests[i].stop, requests[i].max_new_tokens), []).append((i, ids))
+                plan = self.scorer.prefixes.plan([ids for _, ids in encoded]) if self.scorer.share_prefixes else {}
                 with progress_bar(self.show_progress, len(encoded), "generation", call.from_journal) as bar:
                     made = 0
                     for (stop, cap), items in buckets.items():
                         items.sort(key=lambda item: -len(item[1]))
                         for start in range(0, len(items), self.batch_size):
                             batch = items[start : start + self.batch_size]
-                            results = self._generate_batch([ids for _, ids in batch], stop, cap)
+                            results = self._generate_batch([ids for _, ids in batch], stop, cap, plan)
                             call.record((i, r.to_dict()) for (i, _), r in zip(batch, results, strict=True))
                             made += sum(r.completion_tokens or 0 for r in results)
                             bar.update(len(batch))
@@ -248,17 +249,30 @@ class LocalCausalLM:
             self._window = DecodeWindow(self.tokenizer)
         return self._window
 
-    def _generate_batch(self, prompts: list[list[int]], stop: tuple[str, ...], cap: int) -> list[Generation]:
+    def _generate_batch(
+        self, prompts: list[list[int]], stop: tuple[str, ...], cap: int, plan: dict[tuple[int, ...], int] | None = None
+    ) -> list[Generation]:
         import torch
         from transformers import GenerationConfig, StoppingCriteriaList
 
         pad = self.tokenizer.pad_token_id
-        width = max(map(len, prompts))
+        # [shared prefix][pads][own tokens]: the prefix's kept cache (an instruction every prompt opens with) is
+        # reused, the pads are masked and generate's positions, counted from the mask, go on from the prefix
+        shared, cache = 0, None
+        if self.scorer.share_prefixes:
+            shared = self.scorer.prefixes.choose(prompts, plan)
+            with torch.inference_mode():
+                cache = self.scorer.prefixes.expanded(prompts[0][:shared], len(prompts)) if shared else None
+            shared = shared if cache is not None else 0
+        own = [prompt[shared:] for prompt in prompts]
+        width = shared + max(map(len, own))
         ids = torch.full((len(prompts), width), pad, dtype=torch.long)
         mask = torch.zeros((len(prompts), width), dtype=torch.long)
-        for row, prompt in enumerate(prompts):
-            ids[row, width - len(prompt) :] = torch.tensor(prompt)
-            mask[row, width - len(prompt) :] = 1
+        for row, (prompt, tokens) in enumerate(zip(prompts, own, strict=True)):
+            ids[row, :shared] = torch.tensor(prompt[:shared], dtype=torch.long)
+            mask[row, :shared] = 1
+            ids[row, width - len(tokens) :] = torch.tensor(tokens)
+            mask[row, width - len(tokens) :] = 1
         base = self.model.generation_config
         eos = base.eos_token_id if base.eos_token_id is not None else self.tokenizer.eos_token_id
         eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
@@ -282,6 +296,7 @@ class LocalCausalLM:
                 attention_mask=mask.to(device),
                 generation_config=config,
                 stopping_criteria=StoppingCriteriaList([stops] if stops else []),
+                **({self.scorer.prefixes.cache_argument: cache} if cache is not None else {}),
             )
         results = []
         for row, (prompt, generated) in enumerate(zip(prompts, out[:, width:].tolist(), strict=True)):

@@ -10,15 +10,23 @@ the continuation tokens' log-probabilities, and ``is_greedy`` says whether each 
 the arg-max at its position.
 
 **Why it is faster than lm-eval's ``hf`` backend.** lm-eval runs ``context + continuation``
-once per request: a four-option question runs its question four times. Here requests are
-grouped by their (token-identical) context; a batch runs its distinct contexts once
-(left-padded, ``use_cache=True``, only the last position's logits kept), which already gives
-every continuation's first-token log-probability; the key/value cache is then gathered
-per continuation row (``batch_select_indices``) and only the continuations' tokens are run
-on top of it. Single-token continuations (" A", " B", ...) need the first pass only.
-Groups are sorted longest first so batches carry little padding. A model whose forward
-takes no ``position_ids`` or whose cache cannot be gathered by rows is run lm-eval's way,
-one full sequence per request.
+once per request: a four-option question runs its question four times, and every question of
+a task runs the task's instruction again. Here:
+
+* requests are grouped by their (token-identical) context, and each batch is **one forward
+  pass** in which a row holds ``[pads][own context][continuation 1][continuation 2]...``: a
+  4D attention mask lets each continuation see its context and its own earlier tokens, never
+  its siblings, and positions go on from the context's end, so every continuation is scored
+  on exactly the sequence ``context + continuation``;
+* the tokens every context of a batch starts with (the task's instruction block) are run once
+  and kept (:mod:`nlue.lm.prefix_cache`): a batch starts from a copy of that cache and
+  computes only its items' own tokens. ``tokens_run`` counts what was computed.
+
+Groups whose contexts open alike are batched together, longest first, so batches share their
+prefix and carry little padding. Before the first result is kept, one request is scored both
+ways on the model at hand; a model that does not reproduce the whole run under the custom
+mask (an attention kernel that ignores it), or whose forward takes no ``position_ids``, is run
+lm-eval's way, one full sequence per request, and says so in the log.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from typing import Any
 
 from nlue.errors import NlueError
 from nlue.lm.base import Loglikelihood, LoglikelihoodRequest
+from nlue.lm.prefix_cache import MIN_SHARED_TOKENS, SharedPrefixes
 
 logger = logging.getLogger(__name__)
 
@@ -108,8 +117,15 @@ def _batches(pairs: Sequence[EncodedPair], batch_size: int) -> Iterator[list[lis
     groups: dict[tuple[int, ...], list[EncodedPair]] = {}
     for pair in pairs:
         groups.setdefault(pair.context, []).append(pair)
+    # contexts that open alike (a task's instruction) stay together, so a batch can share their prefix's cache;
+    # within them, longest first
     ordered = sorted(
-        groups.values(), key=lambda g: (-(len(g[0].context) + max(len(p.continuation) for p in g)), g[0].context)
+        groups.values(),
+        key=lambda g: (
+            g[0].context[:MIN_SHARED_TOKENS],
+            -(len(g[0].context) + max(len(p.continuation) for p in g)),
+            g[0].context,
+        ),
     )
     batch: list[list[EncodedPair]] = []
     rows = 0
@@ -124,7 +140,7 @@ def _batches(pairs: Sequence[EncodedPair], batch_size: int) -> Iterator[list[lis
 
 
 class PrefixSharingScorer:
-    """Scores encoded pairs with one model; see the module docstring for the two passes."""
+    """Scores encoded pairs with one model; see the module docstring for the layout of a batch."""
 
     def __init__(self, model: Any, pad_token_id: int, batch_size: int = 16, share_prefixes: bool = True) -> None:
         self.model = model
@@ -135,6 +151,9 @@ class PrefixSharingScorer:
         self.share_prefixes = share_prefixes and "position_ids" in accepted
         if share_prefixes and not self.share_prefixes:
             logger.info("%s takes no position_ids: each request runs its whole text", type(model).__name__)
+        self.prefixes = SharedPrefixes(model)
+        self.tokens_run = 0  # tokens the model computed here (shared prefixes: see self.prefixes.tokens_run)
+        self._checked = False  # the shared layout has reproduced a whole run on this model
 
     @property
     def device(self) -> Any:
@@ -144,67 +163,100 @@ class PrefixSharingScorer:
         """Score every pair; ``on_batch`` receives each batch's ``(position, result)`` as soon as it is done."""
         import torch
 
+        plan = self.prefixes.plan(sorted({p.context for p in pairs})) if self.share_prefixes else {}
         with torch.inference_mode():
             for batch in _batches(pairs, self.batch_size):
-                if self.share_prefixes:
-                    results = self._score_shared(batch)
-                    if results is None:  # the cache cannot be gathered by rows: lm-eval's way from now on
-                        logger.info("%s's cache cannot be split by rows: no prefix sharing", type(self.model).__name__)
-                        self.share_prefixes = False
-                        results = self._score_whole([p for g in batch for p in g])
+                if self.share_prefixes and not self._checked:
+                    results = self._check(batch, plan)
+                elif self.share_prefixes:
+                    results = self._score_shared(batch, plan)
                 else:
                     results = self._score_whole([p for g in batch for p in g])
                 on_batch(results)
 
-    def _score_shared(self, groups: list[list[EncodedPair]]) -> list[tuple[int, Loglikelihood]] | None:
+    def _check(self, groups: list[list[EncodedPair]], plan: dict[tuple[int, ...], int]) -> list:
+        """The first batch, both ways: the shared layout must give what whole runs give, else whole runs from now.
+
+        A model that ignores a custom 4D attention mask (some attention kernels do) would score every
+        continuation against its siblings' tokens and the pads; this catches it before any result is kept.
+        """
+        self._checked = True
+        shared = self._score_shared(groups, plan)
+        counted = self.tokens_run
+        whole = self._score_whole([p for g in groups for p in g])
+        self.tokens_run = counted  # the check's second run is not the scoring's work
+        # float32 paths agree to ~1e-5 (lm-eval parity is checked at 1e-4); half precision to a few 1e-2
+        tolerance = 1e-3 if self.model.dtype == _float32() else 5e-2
+        for (_, mine), (_, theirs) in zip(shared, whole, strict=True):
+            if abs(mine.logprob - theirs.logprob) > tolerance:
+                logger.warning(
+                    "%s does not reproduce a whole run with a shared layout (%.6g vs %.6g): each request runs "
+                    "its whole text",
+                    type(self.model).__name__,
+                    mine.logprob,
+                    theirs.logprob,
+                )
+                self.share_prefixes = False
+                return whole
+        return shared
+
+    def _score_shared(
+        self, groups: list[list[EncodedPair]], plan: dict[tuple[int, ...], int] | None = None
+    ) -> list[tuple[int, Loglikelihood]]:
+        """One forward pass per batch: ``[shared prefix][pads][own context][each continuation]`` per group.
+
+        The shared prefix comes from a kept cache; every continuation attends to the prefix, its
+        group's context and its own earlier tokens, never to its siblings (a 4D mask), and its
+        positions go on from the context's end, so each continuation sees exactly the sequence
+        ``context + continuation``.
+        """
         import torch
 
         device = self.device
         contexts = [g[0].context for g in groups]
-        width = max(map(len, contexts))
-        ids = torch.full((len(groups), width), self.pad_token_id, dtype=torch.long)
-        mask = torch.zeros((len(groups), width), dtype=torch.long)
-        for row, ctx in enumerate(contexts):  # left padding: every context ends at the last column
-            ids[row, width - len(ctx) :] = torch.tensor(ctx)
-            mask[row, width - len(ctx) :] = 1
-        ids, mask = ids.to(device), mask.to(device)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        longer = [(g, p) for g, group in enumerate(groups) for p in group if len(p.continuation) > 1]
-        kwargs: dict[str, Any] = {"logits_to_keep": 1} if self._keep_last else {}
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=bool(longer), **kwargs)
-        first = out.logits[:, -1, :].float().log_softmax(-1)  # [groups, vocab]: each continuation's first token
-        tails: dict[int, Any] = {}
-        if longer:
-            cache = out.past_key_values
-            if not hasattr(cache, "batch_select_indices"):
-                return None
-            rows = torch.tensor([g for g, _ in longer], device=device)
-            cache.batch_select_indices(rows)
-            tail_width = max(len(p.continuation) - 1 for _, p in longer)
-            tail_ids = torch.full((len(longer), tail_width), self.pad_token_id, dtype=torch.long)
-            tail_mask = torch.zeros((len(longer), tail_width), dtype=torch.long)
-            for row, (_, pair) in enumerate(longer):
-                tail = pair.continuation[:-1]  # the last token is predicted, never an input
-                tail_ids[row, : len(tail)] = torch.tensor(tail)
-                tail_mask[row, : len(tail)] = 1
-            # positions go on from each context's end; padding repeats the row's last one (never past the window)
-            steps = torch.arange(tail_width, device=device)[None, :]
-            last_step = tail_mask.to(device).sum(-1, keepdim=True) - 1
-            tail_positions = mask.sum(-1)[rows][:, None] + torch.minimum(steps, last_step)
-            out = self.model(
-                input_ids=tail_ids.to(device),
-                attention_mask=torch.cat([mask[rows], tail_mask.to(device)], dim=1),
-                position_ids=tail_positions,
-                past_key_values=cache,
-                use_cache=True,
-            )
-            for row, (_, pair) in enumerate(longer):
-                tails[id(pair)] = out.logits[row, : len(pair.continuation) - 1].float().log_softmax(-1)
+        shared = self.prefixes.choose(contexts, plan)
+        cache = self.prefixes.expanded(contexts[0][:shared], len(groups)) if shared else None
+        if cache is None:
+            shared = 0
+        own = [ctx[shared:] for ctx in contexts]
+        width = max(map(len, own))
+        tails = [[p.continuation[:-1] for p in group] for group in groups]  # the last token is never an input
+        tail_width = max(sum(map(len, t)) for t in tails)
+        columns = width + tail_width
+        ids = torch.full((len(groups), columns), self.pad_token_id, dtype=torch.long)
+        positions = torch.zeros((len(groups), columns), dtype=torch.long)
+        segment = torch.full((len(groups), columns), -1, dtype=torch.long)  # -1 pad, 0 context, j + 1 continuation j
+        starts: list[list[int]] = []
+        for row, (tokens, rows_tails) in enumerate(zip(own, tails, strict=True)):
+            ids[row, width - len(tokens) : width] = torch.tensor(tokens)  # every context ends at column width - 1
+            positions[row, width - len(tokens) : width] = torch.arange(shared, shared + len(tokens))
+            segment[row, width - len(tokens) : width] = 0
+            column, row_starts = width, []
+            for j, tail in enumerate(rows_tails):
+                row_starts.append(column)
+                if tail:
+                    ids[row, column : column + len(tail)] = torch.tensor(tail)
+                    positions[row, column : column + len(tail)] = torch.arange(
+                        len(contexts[row]), len(contexts[row]) + len(tail)
+                    )
+                    segment[row, column : column + len(tail)] = j + 1
+                    column += len(tail)
+            starts.append(row_starts)
+        self.tokens_run += int((segment >= 0).sum())
+        mask = _layout_mask(segment, shared, self.model.dtype).to(device)
+        kwargs: dict[str, Any] = {"logits_to_keep": tail_width + 1} if self._keep_last else {}
+        if cache is not None:
+            kwargs[self.prefixes.cache_argument] = cache
+        out = self.model(
+            input_ids=ids.to(device), attention_mask=mask, position_ids=positions.to(device), use_cache=shared > 0,
+            **kwargs,
+        )  # fmt: skip
+        logits = out.logits[:, -(tail_width + 1) :]  # column 0 here is each context's last token
         results = []
-        for g, group in enumerate(groups):
-            for pair in group:
-                tail = tails.get(id(pair))
-                logprobs = first[g : g + 1] if tail is None else torch.cat([first[g : g + 1], tail], dim=0)
+        for row, group in enumerate(groups):
+            for pair, start in zip(group, starts[row], strict=True):
+                picks = [0, *range(start - width + 1, start - width + len(pair.continuation))]
+                logprobs = logits[row, picks].float().log_softmax(-1)
                 results.append((pair.position, _result(logprobs, pair.continuation)))
         return results
 
@@ -214,6 +266,7 @@ class PrefixSharingScorer:
 
         inputs = [(p.context + p.continuation)[:-1] for p in pairs]
         width = max(map(len, inputs))
+        self.tokens_run += sum(map(len, inputs))
         ids = torch.full((len(pairs), width), self.pad_token_id, dtype=torch.long)
         for row, tokens in enumerate(inputs):
             ids[row, : len(tokens)] = torch.tensor(tokens)
@@ -234,3 +287,29 @@ def _result(logprobs: Any, continuation: tuple[int, ...]) -> Loglikelihood:
     picked = logprobs.gather(1, targets[:, None]).squeeze(1)
     greedy = bool((logprobs.argmax(-1) == targets).all())
     return Loglikelihood(logprob=float(picked.sum()), is_greedy=greedy)
+
+
+def _float32() -> Any:
+    import torch
+
+    return torch.float32
+
+
+def _layout_mask(segment: Any, shared: int, dtype: Any) -> Any:
+    """The additive 4D mask ``[rows, 1, columns, shared + columns]`` of :meth:`PrefixSharingScorer._score_shared`.
+
+    A token sees the shared prefix, its group's context up to itself and, in a continuation, that
+    continuation's earlier tokens; a pad sees only itself (a row that sees nothing would give NaN).
+    """
+    import torch
+
+    rows, columns = segment.shape
+    query, key = segment[:, :, None], segment[:, None, :]
+    causal = torch.ones((columns, columns), dtype=torch.bool).tril()[None]
+    allowed = causal & (key >= 0) & (query >= 0) & ((key == 0) | (key == query))
+    allowed |= torch.eye(columns, dtype=torch.bool)[None]
+    prefix = (segment >= 0)[:, :, None].expand(rows, columns, shared)
+    allowed = torch.cat([prefix, allowed], dim=2)
+    mask = torch.zeros(allowed.shape, dtype=dtype)
+    mask.masked_fill_(~allowed, torch.finfo(dtype).min)
+    return mask[:, None]
