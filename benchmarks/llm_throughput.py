@@ -6,7 +6,10 @@ Three figures, each printed beside its reference and their ratio:
    lm-evaluation-harness's ``hf`` backend (``lm_eval.models.huggingface.HFLM``): same local
    model folder, same requests, same batch size, CPU, float32. Every per-request
    log-likelihood and ``is_greedy`` of the two is compared; the largest difference is printed
-   (goal: within 1e-4). Goal from issue 11: ours >= 1.5x lm-eval's, aiming at 3x.
+   (goal: within 1e-4). Goal (issue 21): ours >= 5x lm-eval's on the exam items with the
+   exam's instruction first, as the exported lm-eval task has them. Tokens computed per item
+   are printed beside the ratio: lm-eval runs ``context + continuation`` per option; ours runs
+   the instruction once per call (:mod:`nlue.lm.prefix_cache`) and each item's own tokens once.
 2. **Generation tokens/s** of ``LocalCausalLM.generate`` (batched greedy, length-sorted,
    left-padded) against ``pipeline("text-generation")`` called one prompt at a time, greedy,
    on the same prompts with the same ``max_new_tokens``; the texts are compared too.
@@ -26,8 +29,8 @@ lm-eval runs the question once per option there (it shares work only for one-tok
 continuations), ours once per item. ``--continuations letters`` scores " A".." D" after the
 answer-key cue instead (our MCQ log-likelihood mode); where a letter is one token, lm-eval's
 own one-token cache already runs each question once (the sample-trained vocabulary splits
-" A" in two). ``--instruction`` puts the exam's system instruction first, as the exported
-lm-eval task does (about 4x longer contexts).
+" A" in two). The exam's system instruction comes first, as in the exported lm-eval task
+(``--no-instruction`` leaves it out: contexts about 4x shorter, nothing shared across items).
 
 Model: GPT-2-base shape (12 layers, hidden 768, 12 heads, inner 3072, 1024 positions) with
 random weights and the small byte-level BPE vocabulary trained on the sample (about 1.6K
@@ -69,14 +72,15 @@ from nlue.registry.mcq import MCQ_TASKS
 
 LETTERS = ("A", "B", "C", "D")
 BASE_SHAPE = {"n_layer": 12, "n_embd": 768, "n_head": 12, "n_inner": 3072, "n_positions": 1024}
-GOALS = {"loglikelihood": 1.5, "loglikelihood_aim": 3.0, "parity": 1e-4}
+GOALS = {"loglikelihood": 5.0, "parity": 1e-4}
 HTTP_NEW_TOKENS = 16
 WARM_UP_REQUESTS = 5  # the first request alone left the next round twice as slow
 
 
 def build_model(out: Path, quick: bool) -> Path:
     """A GPT-2 causal LM with random weights: base shape, or the 2-layer tiny one for ``quick``."""
-    return save_tiny_causal_lm(out, "gpt2", **({} if quick else BASE_SHAPE))
+    # the tiny one gets the base window too: the exam's instruction would not fit its 256 positions
+    return save_tiny_causal_lm(out, "gpt2", **({"n_positions": BASE_SHAPE["n_positions"]} if quick else BASE_SHAPE))
 
 
 def make_items(n: int) -> list[dict[str, Any]]:
@@ -164,6 +168,8 @@ def bench_loglikelihood(path: Path, requests: Sequence[LoglikelihoodRequest], ba
     warm = list(requests[: 2 * batch_size])
     ours.loglikelihood(warm)
     lm_eval_loglikelihood(reference, warm)
+    ours.scorer.prefixes.clear()  # the timed run computes (and counts) its instruction itself
+    ours.scorer.tokens_run = ours.scorer.prefixes.tokens_run = 0
     seconds, answers = interleaved(
         {
             "ours": lambda part: ours.loglikelihood(requests[part]),
@@ -172,7 +178,13 @@ def bench_loglikelihood(path: Path, requests: Sequence[LoglikelihoodRequest], ba
         slices(len(requests), parts, len(LETTERS)),
     )
     pairs = [ours.encoder.encode(i, r) for i, r in enumerate(requests)]
+    items = len(requests) / len(LETTERS)
+    computed = ours.scorer.tokens_run + ours.scorer.prefixes.tokens_run  # pads not counted
     return {
+        "tokens_per_item": {
+            "ours": computed / items,
+            "lm_eval": sum(len(p.context) + len(p.continuation) - 1 for p in pairs) / items,
+        },
         "seconds": seconds,
         "parity": parity(answers["ours"], answers["lm_eval"]),
         "contexts": len({p.context for p in pairs}),
@@ -277,7 +289,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--batch-size", type=int, default=16, help="batch size of both log-likelihood backends")
     parser.add_argument("--continuations", choices=("options", "letters"), default="options")
     parser.add_argument("--language", choices=("ne", "en"), default="ne", help="language of the prompt's labels")
-    parser.add_argument("--instruction", action="store_true", help="put the exam's system instruction first")
+    parser.add_argument(
+        "--no-instruction", dest="instruction", action="store_false", help="leave out the exam's system instruction"
+    )
     parser.add_argument("--slices", type=int, help="log-likelihood slices timed in turn (default 8; 1 with --quick)")
     parser.add_argument("--gen-prompts", type=int, help="prompts to generate from (default 16; 4 with --quick)")
     parser.add_argument("--max-new-tokens", type=int, help="tokens generated per prompt (default 16; 8 with --quick)")
@@ -337,8 +351,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ll_rate = {k: n / v for k, v in ll["seconds"].items()}
     speedup = ll_rate["ours"] / ll_rate["lm_eval"]
     verdict = "met" if speedup >= GOALS["loglikelihood"] else "NOT met"
+    per_item = ll["tokens_per_item"]
     print(_row("log-likelihood requests/s", ll_rate["ours"], ll_rate["lm_eval"], f"lm-eval HFLM, batch {args.batch_size}",
-               f">= {GOALS['loglikelihood']}x, aim {GOALS['loglikelihood_aim']}x: {verdict}"))  # fmt: skip
+               f">= {GOALS['loglikelihood']:g}x: {verdict}"))  # fmt: skip
+    print(
+        _row("tokens computed per item", per_item["ours"], per_item["lm_eval"], "lm-eval HFLM (context + option, x4)")
+    )
     gen_rate = {k: gen["tokens"][k] / gen["seconds"][k] for k in gen["seconds"]}
     print(_row("generation tokens/s", gen_rate["ours"], gen_rate["pipeline"],
                'pipeline("text-generation"), 1 prompt at a time'))  # fmt: skip

@@ -78,10 +78,13 @@ def test_quick_run_matches_lm_eval_and_the_pipeline(bench: ModuleType, one_torch
     assert check["requests"] == 20 and check["greedy_agree"] == 20
     assert check["max_abs_diff"] <= bench.GOALS["parity"]
     assert result["loglikelihood"]["contexts"] == 5 and result["loglikelihood"]["continuation_tokens"] > 1
+    per_item = result["loglikelihood"]["tokens_per_item"]  # the instruction once, not once per option
+    assert 0 < per_item["ours"] < per_item["lm_eval"] / 4
     assert all(rate > 0 for rate in result["loglikelihood"]["requests_per_second"].values())
     generation = result["generation"]
     assert generation["tokens"] == {"ours": 12, "pipeline": 12} and generation["same_text"] == 3
     assert result["http"] is None
     printed = capsys.readouterr().out
     assert "log-likelihood requests/s" in printed and "lm-eval HFLM, batch 16" in printed
+    assert "tokens computed per item" in printed
     assert f"max |log-likelihood diff| {check['max_abs_diff']:.2e} over 20 requests" in printed

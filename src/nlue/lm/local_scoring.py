@@ -76,6 +76,7 @@ class PairEncoder:
         self.max_length = max_length
         self.add_bos_token = add_bos_token
         self._prefix_text = tokenizer.decode(prefix_token_id)
+        self._last_context: tuple[str | None, list[int]] = (None, [])
 
     def _encode(self, text: str) -> list[int]:
         kwargs = {} if self.add_bos_token is None else {"add_special_tokens": self.add_bos_token}
@@ -93,7 +94,9 @@ class PairEncoder:
             if spaces:
                 context, continuation = context[:-spaces], context[-spaces:] + continuation
             whole = self._encode(context + continuation)
-            ctx = self._encode(context)
+            if self._last_context[0] != context:  # an item's options follow one another: its context is encoded once
+                self._last_context = (context, self._encode(context))
+            ctx = list(self._last_context[1])
             cont = whole[len(ctx) :]
         if not cont:
             raise NlueError(
