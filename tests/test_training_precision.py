@@ -98,3 +98,22 @@ def test_nlue_train_precision_bf16_runs_on_cpu(tmp_path: Path) -> None:
     assert code == 0
     result = json.loads((out / "nlue_results.json").read_text(encoding="utf-8"))
     assert result["hyperparameters"]["bf16"] is True and result["hyperparameters"]["fp16"] is False
+
+
+def test_drop_last_drops_training_batches_only(tmp_path: Path) -> None:
+    """--dataloader_drop_last is for training; the Trainer applied it to the test loader too (found by the GPU
+    suite: a test split smaller than the evaluation batch came back with no predictions at all)."""
+    from nlue.training.cli import run_hf_command
+
+    model = save_tiny_encoder(tmp_path / "enc", "bert")
+    out = tmp_path / "run"
+    code = run_hf_command(
+        "train",
+        ["--model", str(model), "--task", "mnli", "--output_dir", str(out), "--results_dir", str(tmp_path / "res"),
+         "--max_steps", "2", "--per_device_train_batch_size", "16", "--per_device_eval_batch_size", "5",
+         "--dataloader_drop_last", "True", "--eval_strategy", "no", "--save_strategy", "no",
+         "--load_best_model_at_end", "False", "--early_stopping_patience", "0", "--bootstrap", "0", "-q"],
+    )  # fmt: skip
+    assert code == 0
+    (predictions,) = out.glob("*.predictions.jsonl")
+    assert len(predictions.read_text(encoding="utf-8").splitlines()) == 12  # every sample test item, not 10

@@ -243,7 +243,24 @@ def build_trainer(
     # Without progress bars the Trainer prints its logs; send them through logging instead.
     trainer.remove_callback(PrinterCallback)
     trainer.add_callback(_LogCallback())
+    for name in ("get_eval_dataloader", "get_test_dataloader"):
+        setattr(trainer, name, _every_item(trainer, getattr(trainer, name)))
     return trainer
+
+
+def _every_item(trainer: Any, make_loader: Any) -> Any:
+    """``make_loader`` with ``--dataloader_drop_last`` off: it is meant for training batches, but the Trainer
+    applies it to its evaluation and test loaders too, where it would leave items out of the scores."""
+
+    def build(*args: Any, **kwargs: Any) -> Any:
+        before = trainer.args.dataloader_drop_last
+        trainer.args.dataloader_drop_last = False
+        try:
+            return make_loader(*args, **kwargs)
+        finally:
+            trainer.args.dataloader_drop_last = before
+
+    return build
 
 
 class _LogCallback:
