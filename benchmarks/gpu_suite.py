@@ -62,8 +62,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling benchmarks, imported by name
 
-import torch  # noqa: E402
-from gpu_suite_common import Section, Settings  # noqa: E402
+import torch
+from gpu_suite_common import Section, Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTIONS = ("train", "evaluator", "llm", "gmet", "torchrun")

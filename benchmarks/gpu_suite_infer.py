@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 import statistics
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
@@ -146,10 +145,10 @@ def section_llm(settings: Settings, names: list[str]) -> Section:
         reset_peak()
         ours = LocalCausalLM(path, device=settings.device, dtype=dtype, batch_size=batch, show_progress=False)
         ours.loglikelihood(requests[:batch])  # warm-up
-        ll_seconds, ll_ours = timed(lambda ours=ours: ours.loglikelihood(requests))
+        ll_seconds, ll_ours = timed(lambda ours=ours, r=requests: ours.loglikelihood(r))
         generation = [GenerationRequest(prompt=p, max_new_tokens=new_tokens) for p in prompts]
         ours.generate(generation[:2])
-        gen_seconds, made = timed(lambda ours=ours: ours.generate(generation))
+        gen_seconds, made = timed(lambda ours=ours, g=generation: ours.generate(g))
         ours_tokens = sum(g.completion_tokens or 0 for g in made)
         tokenizer = ours.tokenizer
         peak = peak_gib()
@@ -157,7 +156,7 @@ def section_llm(settings: Settings, names: list[str]) -> Section:
         free_memory()
         reference = HFLM(pretrained=str(path), device=settings.device, batch_size=batch, dtype=dtype)
         lt.lm_eval_loglikelihood(reference, requests[:batch])
-        ref_seconds, ll_ref = timed(lambda reference=reference: lt.lm_eval_loglikelihood(reference, requests))
+        ref_seconds, ll_ref = timed(lambda ref=reference, r=requests: lt.lm_eval_loglikelihood(ref, r))
         until = {"until": ["\n\n\n\n"], "max_gen_toks": new_tokens, "do_sample": False}
         instances = [Instance("generate_until", {}, (p, until), i) for i, p in enumerate(prompts)]
         reference.generate_until(instances[:2], disable_tqdm=True)

@@ -90,7 +90,7 @@ def instrumented(clock: StepClock) -> Iterator[None]:
 
 def build_encoder(settings: Settings, name: str) -> Path:
     """A masked-LM checkpoint of the named shape (tiny in smoke mode) with random weights; cached per run."""
-    from transformers import AutoConfig, AutoModelForMaskedLM
+    from transformers import AutoModelForMaskedLM
 
     out = settings.work / "encoders" / name
     if (out / "config.json").is_file():
