@@ -17,7 +17,8 @@ Sections, each isolated (a failure is recorded with its error and the rest go on
 * ``torchrun`` - ``torchrun --standalone --nproc_per_node 1`` through the recipe: the distributed path
   starts, trains and reports a process group of one.
 
-Outputs ``--out DIR/gpu_suite.json`` (versions, device, plan, each section's status, checks, figures,
+Outputs ``--out DIR/gpu_suite.json`` (rewritten after every section, ``complete`` false until the end: a
+run killed mid-way keeps what it measured; versions, device, plan, each section's status, checks, figures,
 seconds) and ``DIR/gpu_suite.md`` (the Markdown table), each written to a temporary file and moved into
 place. Exit code: 0 every section passed, 1 a section failed or was skipped, 2 refused (no CUDA).
 
@@ -259,21 +260,30 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "torchrun": lambda: section_torchrun(settings, Path(__file__).resolve())}  # fmt: skip
         inject = {s for s in args.inject_failure.split(",") if s}
         sections: dict[str, Any] = {}
+        found = versions()
+
+        def write(final: bool) -> dict[str, Any]:
+            """The report so far: rewritten after every section, so that a run killed mid-way keeps its figures."""
+            report = {"suite": "nlue gpu_suite", "mode": mode, "budget": args.budget, "plan": plan, "notes": notes,
+                      "versions": found, "seconds": round(time.perf_counter() - started, 2), "sections": sections,
+                      "complete": final,
+                      "passed": final and all(s["status"] == "passed" for s in sections.values())}  # fmt: skip
+            text = json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n"
+            write_atomic(args.out / "gpu_suite.json", text)
+            write_atomic(args.out / "gpu_suite.md", markdown(report))
+            return report
+
         for name in args.chosen:
             left = args.budget - (time.perf_counter() - started)
             if left < plan[name] * (0.5 if name == "llm" else 1.0):
                 sections[name] = {"status": "skipped", "seconds": 0.0, "rows": [], "figures": {}, "notes": [],
                                   "checks": [{"name": f"{name} ran", "passed": False, "detail": f"skipped: {left:.0f} s "
                                               f"of the budget left, its plan is {plan[name]} s"}]}  # fmt: skip
-                continue
-            sections[name] = run_section(name, functions[name], inject)
-    report = {"suite": "nlue gpu_suite", "mode": mode, "budget": args.budget, "plan": plan, "notes": notes,
-              "versions": versions(), "seconds": round(time.perf_counter() - started, 2), "sections": sections,
-              "passed": all(s["status"] == "passed" for s in sections.values())}  # fmt: skip
-    write_atomic(args.out / "gpu_suite.json", json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
-    table = markdown(report)
-    write_atomic(args.out / "gpu_suite.md", table)
-    print(table)
+            else:
+                sections[name] = run_section(name, functions[name], inject)
+            write(final=False)
+        report = write(final=True)
+    print(markdown(report))
     return 0 if report["passed"] else 1
 
 

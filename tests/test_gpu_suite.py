@@ -46,7 +46,7 @@ def test_every_section_passes_in_smoke_mode(smoke: tuple[Any, dict[str, Any], st
     failed = {n: s.get("error") or [c for c in s["checks"] if not c["passed"]] for n, s in report["sections"].items()
               if s["status"] != "passed"}  # fmt: skip
     assert done.returncode == 0 and not failed, (failed, done.stderr[-3000:])
-    assert list(report["sections"]) == list(SECTIONS) and report["passed"] is True
+    assert list(report["sections"]) == list(SECTIONS) and report["passed"] is True and report["complete"] is True
     assert report["mode"] == "smoke" and report["seconds"] < report["budget"]
 
 
