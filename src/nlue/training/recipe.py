@@ -31,19 +31,40 @@ from nlue.training.predict import logits_to_predictions
 logger = logging.getLogger(__name__)
 
 
-def resolve_precision(choice: str) -> dict[str, bool]:
-    """Device-dependent TrainingArguments: bf16/fp16 ('auto' picks them only on CUDA), pinned memory."""
+def resolve_precision(choice: str, bf16: bool = False, fp16: bool = False) -> dict[str, bool]:
+    """Device-dependent TrainingArguments: bf16/fp16 ('auto' picks them only on CUDA), pinned memory.
+
+    ``bf16``/``fp16`` are TrainingArguments' own ``--bf16``/``--fp16`` flags as given: with
+    ``--precision auto`` they decide (they were once overwritten by auto's choice), against another
+    ``--precision`` they are an error. bf16 without a GPU is CPU autocast, which transformers allows
+    only with ``use_cpu``; fp16 needs a GPU. Requests the machine cannot honour are the user's to fix.
+    """
     import torch
 
     if choice not in PRECISIONS:
         raise NlueError(f"--precision must be one of {', '.join(PRECISIONS)}, got {choice!r}")
+    if bf16 and fp16:
+        raise NlueError("--bf16 and --fp16 are both set; give one of them (or --precision bf16|fp16)")
+    asked = "bf16" if bf16 else "fp16" if fp16 else None
+    if asked and choice == "auto":
+        choice = asked
+    elif asked and choice != asked:
+        raise NlueError(f"--precision {choice} contradicts --{asked}; give one of them")
     cuda = torch.cuda.is_available()
+    extra: dict[str, bool] = {}
     if choice == "auto":
-        bf16 = cuda and torch.cuda.is_bf16_supported()
-        flags = {"bf16": bf16, "fp16": cuda and not bf16}
+        use_bf16 = cuda and torch.cuda.is_bf16_supported()
+        flags = {"bf16": use_bf16, "fp16": cuda and not use_bf16}
     else:
         flags = {"bf16": choice == "bf16", "fp16": choice == "fp16"}
-    return {**flags, "dataloader_pin_memory": cuda}  # pinning only helps host-to-GPU copies
+    if flags["bf16"] and cuda and not torch.cuda.is_bf16_supported():
+        raise NlueError("bf16 was asked for, but this GPU has no bf16 support (Ampere or newer); use fp16 or fp32")
+    if flags["bf16"] and not cuda:
+        extra["use_cpu"] = True  # CPU autocast in bf16: transformers refuses bf16 without a GPU unless told so
+    mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
+    if flags["fp16"] and not (cuda or mps):
+        raise NlueError("fp16 was asked for, but no GPU is visible; use --precision bf16 (CPU autocast) or fp32")
+    return {**flags, **extra, "dataloader_pin_memory": cuda}  # pinning only helps host-to-GPU copies
 
 
 def paper_model_for(name: str, model_id: str, task: TaskSpec) -> str:
@@ -165,6 +186,7 @@ def load_tokenizer(model_args: ModelArguments) -> Any:
 
 def prepare_model(model_args: ModelArguments, lora_args: LoraArguments, task: TaskSpec) -> tuple[Any, str]:
     """A fresh classifier for ``task`` with the chosen parameters trainable, and a line saying which."""
+    import torch
     from transformers import AutoConfig
 
     from nlue.lm.checkpoints import load_sequence_classifier
@@ -177,8 +199,14 @@ def prepare_model(model_args: ModelArguments, lora_args: LoraArguments, task: Ta
     check_label_mapping(
         AutoConfig.from_pretrained(source, trust_remote_code=model_args.trust_remote_code), task, source
     )
+    # float32 weights whatever the checkpoint holds: transformers 5 loads a checkpoint in its saved dtype, and
+    # a bf16/fp16 checkpoint trained as is would keep half-precision master weights (AdamW updates below their
+    # resolution are lost; fp16 ones make the Trainer's grad scaler fail). --precision sets autocast instead.
     model = load_sequence_classifier(
-        source, trust_remote_code=model_args.trust_remote_code, **classifier_config_kwargs(task)
+        source,
+        trust_remote_code=model_args.trust_remote_code,
+        dtype=torch.float32,
+        **classifier_config_kwargs(task),
     )
     if lora_args.lora:
         return wrap_with_lora(model, lora_args), "LoRA adapters + head"
@@ -215,7 +243,24 @@ def build_trainer(
     # Without progress bars the Trainer prints its logs; send them through logging instead.
     trainer.remove_callback(PrinterCallback)
     trainer.add_callback(_LogCallback())
+    for name in ("get_eval_dataloader", "get_test_dataloader"):
+        setattr(trainer, name, _every_item(trainer, getattr(trainer, name)))
     return trainer
+
+
+def _every_item(trainer: Any, make_loader: Any) -> Any:
+    """``make_loader`` with ``--dataloader_drop_last`` off: it is meant for training batches, but the Trainer
+    applies it to its evaluation and test loaders too, where it would leave items out of the scores."""
+
+    def build(*args: Any, **kwargs: Any) -> Any:
+        before = trainer.args.dataloader_drop_last
+        trainer.args.dataloader_drop_last = False
+        try:
+            return make_loader(*args, **kwargs)
+        finally:
+            trainer.args.dataloader_drop_last = before
+
+    return build
 
 
 class _LogCallback:

@@ -110,7 +110,10 @@ def resolve_run(
     results_dir = Path(recipe_args.results_dir) if recipe_args.results_dir else default_results_dir()
     # The Trainer would contact the Hub at start-up when push_to_hub is set: we push ourselves, at the end.
     training_args = dataclasses.replace(
-        training_args, output_dir=str(output_dir), push_to_hub=False, **resolve_precision(recipe_args.precision)
+        training_args,
+        output_dir=str(output_dir),
+        push_to_hub=False,
+        **resolve_precision(recipe_args.precision, training_args.bf16, training_args.fp16),
     )
     transformers.set_seed(training_args.seed)
     return ResolvedRun(task, model_args, training_args, output_dir, results_dir, push, hub_model_id, paper_record)

@@ -204,7 +204,10 @@ def run_search(
     output_dir = training_args.output_dir or str(default_output_dir(model_args.model_name_or_path, task))
     search_dir = Path(search_args.search_dir or Path(output_dir) / "search")
     trial_args = dataclasses.replace(
-        training_args, push_to_hub=False, output_dir=str(search_dir), **resolve_precision(recipe_args.precision)
+        training_args,
+        push_to_hub=False,
+        output_dir=str(search_dir),
+        **resolve_precision(recipe_args.precision, training_args.bf16, training_args.fp16),
     )
     raw = load_task(data_args.dataset, task)
     train = raw["train"]
