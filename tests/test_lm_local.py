@@ -172,7 +172,7 @@ def test_a_run_killed_mid_way_resumes_with_nothing_lost_or_asked_twice(
     lm = LocalCausalLM(tiny_lms["gpt2"], batch_size=4, journal=journal, show_progress=False)
     asked: list[int] = []
     encode = lm.encoder.encode
-    lm.encoder.encode = lambda i, r: asked.append(i) or encode(i, r)
+    lm.encoder.encode = lambda i, r, *rest: asked.append(i) or encode(i, r, *rest)
     resumed = lm.loglikelihood(requests)
     assert len(asked) == 400 - done_before  # exactly the unanswered ones
     keys = [json.loads(line)["key"] for line in journal.read_text(encoding="utf-8").splitlines()]
@@ -192,3 +192,13 @@ def test_describe_and_clear_errors(tiny_lms: dict[str, Path], tmp_path: Path) ->
         LocalCausalLM(tmp_path / "missing")
     with pytest.raises(NlueError, match="leaves no room"):
         lm.generate([GenerationRequest(prompt="क", max_new_tokens=300)])
+
+
+def test_contexts_cut_to_the_window_are_told_once_with_a_count(tiny_lms: dict[str, Path], caplog) -> None:
+    lm = LocalCausalLM(tiny_lms["gpt2"], batch_size=8, show_progress=False)
+    long = QUESTIONS[3]  # longer than the 256-token window
+    with caplog.at_level("WARNING", logger="nlue.lm"):
+        lm.loglikelihood([LoglikelihoodRequest(f"{k} {long}", option) for k in range(3) for option in OPTIONS])
+    cut = [r.getMessage() for r in caplog.records if "cut by" in r.getMessage()]
+    assert len(cut) == 1 and "further ones are counted" in cut[0]
+    assert any("contexts cut to fit the model's window: 15 in all" in r.getMessage() for r in caplog.records)

@@ -172,7 +172,8 @@ class LocalCausalLM:
                 journal, self.name, "loglikelihood", self._numeric_params(), [r.to_dict() for r in requests]
             )
             if call.pending:
-                pairs = [self.encoder.encode(i, requests[i]) for i in call.pending]
+                with WarningTally(logger, "contexts cut to fit the model's window") as cuts:
+                    pairs = [self.encoder.encode(i, requests[i], cuts) for i in call.pending]
                 with progress_bar(self.show_progress, len(pairs), "log-likelihood", call.from_journal) as bar:
 
                     def done(batch: list[tuple[int, Loglikelihood]]) -> None:

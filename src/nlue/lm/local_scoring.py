@@ -40,6 +40,7 @@ from typing import Any
 from nlue.errors import NlueError
 from nlue.lm.base import Loglikelihood, LoglikelihoodRequest
 from nlue.lm.prefix_cache import MIN_SHARED_TOKENS, SharedPrefixes
+from nlue.lm.progress import WarningTally
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +85,8 @@ class PairEncoder:
             kwargs["add_special_tokens"] = False  # the text carries its BOS already
         return list(self.tokenizer.encode(text, **kwargs))
 
-    def encode(self, position: int, request: LoglikelihoodRequest) -> EncodedPair:
+    def encode(self, position: int, request: LoglikelihoodRequest, cuts: WarningTally | None = None) -> EncodedPair:
+        """The pair's tokens; a context cut to fit the window is told to ``cuts`` (one line for many), else logged."""
         context, continuation = request.context, request.continuation
         if context == "":
             cont = list(self.tokenizer.encode(continuation, add_special_tokens=False))
@@ -110,7 +112,8 @@ class PairEncoder:
             )
         overflow = len(ctx) + len(cont) - (self.max_length + 1)
         if overflow > 0:
-            logger.warning("context of %d tokens cut by %d from the left to fit the model's window", len(ctx), overflow)
+            message = "context of %d tokens cut by %d from the left to fit the model's window"
+            (cuts.warn if cuts is not None else logger.warning)(message, len(ctx), overflow)
             ctx = ctx[overflow:]
         return EncodedPair(position, tuple(ctx), tuple(cont))
 
