@@ -82,7 +82,7 @@ def test_each_shared_context_runs_once_and_sharing_changes_no_number(tiny_lms: d
     contexts = {p.context for p in pairs}
     expected = sum(map(len, contexts)) + sum(len(p.continuation) - 1 for p in pairs)
     assert lm.scorer.tokens_run == expected
-    assert fed == [1, 1, 1]  # a question and its five options fill a batch of 8: one pass per question
+    assert fed == [3]  # one pass: a row per question, its five options in the row
     assert expected < sum(len(p.context) + len(p.continuation) - 1 for p in pairs) / 2  # lm-eval's way
     lm.model.forward = forward
     lm.scorer.share_prefixes = False

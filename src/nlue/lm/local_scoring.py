@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,8 +118,17 @@ class PairEncoder:
         return EncodedPair(position, tuple(ctx), tuple(cont))
 
 
-def _batches(pairs: Sequence[EncodedPair], batch_size: int) -> Iterator[list[list[EncodedPair]]]:
-    """Groups of pairs with one context, longest first, packed into batches of about ``batch_size`` rows."""
+def _batches(
+    pairs: Sequence[EncodedPair],
+    batch_size: int,
+    group_per_row: bool = False,
+    shared_openings: Collection[tuple[int, ...]] = (),
+) -> Iterator[list[list[EncodedPair]]]:
+    """Groups of pairs with one context, longest first, packed into batches of about ``batch_size`` rows.
+
+    A row is a request in lm-eval's layout, and a whole group (a context with all its continuations)
+    in the shared layout: ``batch_size`` rows are then about as many tokens as lm-eval's batch.
+    """
     groups: dict[tuple[int, ...], list[EncodedPair]] = {}
     for pair in pairs:
         groups.setdefault(pair.context, []).append(pair)
@@ -136,11 +145,16 @@ def _batches(pairs: Sequence[EncodedPair], batch_size: int) -> Iterator[list[lis
     batch: list[list[EncodedPair]] = []
     rows = 0
     for group in ordered:
-        if batch and rows + len(group) > batch_size:
+        width = 1 if group_per_row else len(group)
+        opening = group[0].context[:MIN_SHARED_TOKENS]
+        # a batch takes one shared prefix: a planned opening starts a batch of its own
+        current = batch[0][0].context[:MIN_SHARED_TOKENS] if batch else opening
+        new_opening = opening != current and (opening in shared_openings or current in shared_openings)
+        if batch and (rows + width > batch_size or new_opening):
             yield batch
             batch, rows = [], 0
         batch.append(group)
-        rows += len(group)
+        rows += width
     if batch:
         yield batch
 
@@ -171,7 +185,7 @@ class PrefixSharingScorer:
 
         plan = self.prefixes.plan(sorted({p.context for p in pairs})) if self.share_prefixes else {}
         with torch.inference_mode():
-            for batch in _batches(pairs, self.batch_size):
+            for batch in _batches(pairs, self.batch_size, self.share_prefixes, plan.keys()):
                 if self.share_prefixes and not self._checked:
                     results = self._check(batch, plan)
                 elif self.share_prefixes:
