@@ -20,6 +20,7 @@ import argparse
 import ast
 import html
 import importlib
+import inspect
 import re
 import sys
 from pathlib import Path
@@ -38,7 +39,12 @@ def _use_this_checkout() -> None:
 
 def _cell(text: Any) -> str:
     """Text safe inside a Markdown table cell: no HTML, no pipes, no stray emphasis, one line."""
-    return html.escape(" ".join(str(text).split()), quote=False).replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+    return (
+        html.escape(" ".join(str(text).split()), quote=False)
+        .replace("|", "\\|")
+        .replace("*", "\\*")
+        .replace("_", "\\_")
+    )
 
 
 def _code(text: str) -> str:
@@ -48,7 +54,7 @@ def _code(text: str) -> str:
 # --- the command line ---------------------------------------------------------------------------
 
 
-class _Captured(BaseException):  # noqa: N818 (a signal, not an error; BaseException so no handler swallows it)
+class _Captured(BaseException):  # a signal, not an error: BaseException, so that no handler swallows it
     def __init__(self, parser: argparse.ArgumentParser) -> None:
         self.parser = parser
 
@@ -94,7 +100,7 @@ def _own_options(parser: argparse.ArgumentParser) -> set[str] | None:
     inherited = {f for f in TrainingArguments.__dataclass_fields__}
     own: set[str] = set()
     for kind in types:
-        declared = set(kind.__dict__.get("__annotations__", {}))
+        declared = set(inspect.get_annotations(kind))
         own |= declared if issubclass(kind, TrainingArguments) else set(kind.__dataclass_fields__) - inherited
     return own
 
@@ -196,7 +202,7 @@ def tasks_reference() -> str:
             ]
             out += ["| field | value |", "|---|---|", *[f"| {k} | {_cell(v)} |" for k, v in rows if v], ""]
             if task.paper_flags:
-                out += ["!!! warning \"The paper's cells flagged for this task (kept as printed)\"", ""]
+                out += ['!!! warning "The paper\'s cells flagged for this task (kept as printed)"', ""]
                 out += [f"    - {line}" for line in _flag_lines(task)] + [""]
     return "\n".join(out)
 
@@ -284,12 +290,34 @@ def space_tabs_reference() -> str:
     return "\n".join(f"{number}. **{label}**" for number, label in enumerate(space_tabs(), start=1))
 
 
+def room_imports_reference() -> str:
+    """Which room imports which, from the modules' import statements (the graph ``tests/test_layout.py`` reads)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.test_layout import _imports, _modules
+
+    modules = _modules()
+
+    def room(name: str) -> str:
+        parts = name.split(".")
+        return parts[1] if len(parts) > 1 else "nlue"
+
+    edges: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        for target in _imports(ast.parse(path.read_text(encoding="utf-8")), modules):
+            if room(target) != room(name):
+                edges.setdefault(room(name), set()).add(room(target))
+    rows = [f"| `{r}` | {', '.join(f'`{t}`' for t in sorted(edges[r]))} |" for r in sorted(edges)]
+    return "\n".join(["| room (module or folder of `nlue`) | imports from |", "|---|---|", *rows])
+
+
 GENERATORS = {
     "cli": cli_reference,
     "tasks": tasks_reference,
     "results-schema": results_reference,
     "space-tabs": space_tabs_reference,
     "paper-flags": paper_flags_reference,
+    "room-imports": room_imports_reference,
 }
 
 
