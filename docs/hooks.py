@@ -153,7 +153,7 @@ def cli_reference() -> str:
     from nlue.translate import review_cli
 
     top = cli.build_parser()
-    out = _render_parser(top, "nlue", 2)[:6]  # the top-level usage; sub-commands follow one by one
+    out = _render_parser(top, "nlue", 2)[:8]  # heading, description and usage; sub-commands follow one by one
     out += ["Every option answers to its kebab and its snake spelling (`--results-dir`, `--results_dir`).", ""]
     sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
     for name, parser in sub.choices.items():

@@ -18,10 +18,12 @@ from tests.docs_blocks import DOCS, MARK, ROOT, pages_with_blocks, run_page, run
 PAGES = pages_with_blocks()
 
 
-def _repository_state() -> tuple[str, list[str]]:
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT, capture_output=True,
-                            text=True, check=False).stdout  # fmt: skip
-    return status, sorted(path.name for path in ROOT.iterdir())
+def _repository_state() -> tuple[list[str], list[str]]:
+    """Files git does not track (new or ignored), and the top-level entries: what a command writing here would add."""
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored"], cwd=ROOT,
+                            capture_output=True, text=True, check=False).stdout  # fmt: skip
+    added = sorted(line for line in status.splitlines() if line.startswith(("??", "!!")) and "__pycache__" not in line)
+    return added, sorted(path.name for path in ROOT.iterdir())
 
 
 def test_the_guides_mark_blocks_and_only_bash_or_python() -> None:
