@@ -59,8 +59,9 @@ def test_the_space_tabs_are_documented_in_the_order_the_page_shows_them() -> Non
     described = page[page.index("## The tabs") : page.index("## Safety and limits")]
     positions = [described.index(f"**{tab.split(' ')[0]}") for tab in tabs if tab != "Idioms (neDIOM)"]
     assert positions == sorted(positions), "the Space guide lists the tabs in another order than the page"
-    readme_order = [README.index(tab) for tab in tabs]
-    assert readme_order == sorted(readme_order), "the README lists the tabs in another order than the page"
+    for name, text in (("README.md", README), ("spaces/nlue/README.md", (ROOT / "spaces/nlue/README.md").read_text())):
+        order = [text.index(tab) for tab in tabs]
+        assert order == sorted(order), f"{name} lists the tabs in another order than the page"
 
 
 def test_the_results_reference_names_every_field_of_a_results_file() -> None:
