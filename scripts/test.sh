@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README command 2 (and what CI runs): set up, lint, then run the whole test suite.
+# README command 2 (and what CI runs): set up, lint, build the documentation site, then run the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -15,4 +15,9 @@ fi
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1
 ruff check .
 ruff format --check .
+# The documentation site, strictly: a broken link, a missing page or a failing reference generator stops CI.
+# Built into a temporary folder, so nothing is written into the repository.
+site="$(mktemp -d)"
+NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$site"
+rm -rf "$site"
 python -m pytest "$@"

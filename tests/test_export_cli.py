@@ -59,7 +59,7 @@ def test_the_exam_export_is_the_same_with_or_without_tasks(exam_build, tmp_path:
     dataset = ["--dataset", str(exam_build.repo_dir), "--languages", "en", "ne", "ur"]
     assert main(["export", "lm-eval", "--out", str(tmp_path / "all"), *dataset]) == 0
     assert main(["export", "lm-eval", "--out", str(tmp_path / "named"), *dataset, "--tasks", "mcq_ne", "mcq_ur"]) == 0
-    assert _written(tmp_path / "all") == _written(tmp_path / "named")  # the README's form, and no NLUE task
+    assert _written(tmp_path / "all") == _written(tmp_path / "named")  # the exams guide's form, no NLUE task
     assert set(_written(tmp_path / "all")) == {
         "nlue_mcq_ne_en", "nlue_mcq_ne_ne", "nlue_mcq_ur_en", "nlue_mcq_ur_ur", "nlue_mcq_en", "nlue_mcq_ne", "nlue_mcq_ur",
     }  # fmt: skip

@@ -1,6 +1,6 @@
 """lm-evaluation-harness runs every YAML `nlue export lm-eval` writes, as a user would export them.
 
-The README's first form (``nlue export lm-eval --out DIR --dataset build/nlue``) once wrote the
+The exams guide's first form (docs/guides/exams.md) (``nlue export lm-eval --out DIR --dataset build/nlue``) once wrote the
 exam tasks against the NLUE build, which has no exam configs, and lm_eval failed on them while
 the tests passed: they ran only tasks picked by hand. Here the export is the command line's, and
 lm-eval's ``hf`` backend runs all of it on a tiny model (two items a task): the groups, which
@@ -22,7 +22,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 lm_eval = pytest.importorskip("lm_eval")
 
-EXPORTS = {  # the README's two forms, the second without --tasks (the same files: tests/test_export_cli.py)
+EXPORTS = {  # the exams guide's two forms (docs/guides/exams.md), the second without --tasks (the same files: tests/test_export_cli.py)
     "nlue": ("sample_build", []),
     "exams": ("exam_build", ["--languages", "en", "ne", "ur"]),
 }

@@ -89,6 +89,14 @@ def _candidates(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / CANDIDATES_NAME).read_text(encoding="utf-8").splitlines()]
 
 
+def test_mining_runs_without_the_quiet_flag(tmp_path: Path) -> None:
+    # -q is absent from the namespace unless given (nlue -q idioms mine ... and nlue idioms mine -q ... both work);
+    # the command as the neDIOM guide writes it, without -q, once ended in an AttributeError
+    out = tmp_path / "work"
+    assert idioms_main(["mine", "--idioms", str(IDIOMS), "--corpus", str(CORPUS), "--out", str(out)]) == 0
+    assert (out / CANDIDATES_NAME).is_file()
+
+
 def test_mining_the_test_corpus_finds_inflected_forms_and_writes_triples(tmp_path: Path) -> None:
     out = tmp_path / "work"
     assert idioms_main(["mine", "--idioms", str(IDIOMS), "--corpus", str(CORPUS), "--out", str(out), "-q"]) == 0

@@ -1,6 +1,6 @@
 """Text normalisation applied to every text field before validation and deduplication.
 
-Rules (documented in the README and the dataset card):
+Rules (documented in docs/guides/build.md and the dataset card):
 
 * Unicode NFC, so that precomposed and decomposed Devanagari (e.g. nukta forms) compare equal.
 * Invisible characters with no linguistic role are removed: zero-width space, word

@@ -211,7 +211,9 @@ def run(args: argparse.Namespace) -> int:
         return run_eval_command(args)
     if args.action == "mine":
         corpus = open_corpus(args.corpus, args.text_column, args.line_documents, args.corpus_config, args.corpus_split)
-        report = mine(read_idioms(args.idioms), corpus, args.out, args.suppletive, show_progress=not args.quiet)
+        report = mine(
+            read_idioms(args.idioms), corpus, args.out, args.suppletive, show_progress=not getattr(args, "quiet", False)
+        )  # -q is absent unless given
         print(f"{report['documents']} documents, {report['candidates']} candidates for {report['idioms_found']} of "
               f"{report['idioms']} idioms ({report['repeats_dropped']} repeats dropped) -> {args.out}")  # fmt: skip
     elif args.action == "annotate-export":

@@ -1,0 +1,132 @@
+"""The runnable blocks of the documentation: find them, and run them as a reader would.
+
+A guide marks a fenced ``bash`` or ``python`` block it promises will run with ``<!-- runnable -->``
+on the line before it. :func:`run_page` runs a page's marked blocks in order in one fresh folder (the
+reader's working folder: nothing lands in the repository), through a shell line by line for bash
+(continuation lines joined, comments dropped, as ``benchmarks/readme_llm_commands.py`` does for the
+README) and with the venv's Python for python. One command is run once per session and its output copied
+into the later pages that run it again: ``nlue sweep --make-tiny-models build/tiny-models`` writes the
+same three random models every time (fixed seeds), and making them costs 10-20 s per page. A bash line ending in ``&`` starts a server in the
+background: it is moved from port 8000 to a free port (the commands naming ``127.0.0.1:8000`` follow
+it), waited for on ``/health`` and stopped when the page is done. Blocks that need the Hub, a GPU or
+files only the reader has are not marked, and say so.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+MARK = "<!-- runnable -->"
+DOC_PORT = "8000"
+# Commands whose output is the same every time: run once per session, then copied (command -> folder it writes).
+REPLAYED = {"nlue sweep --make-tiny-models build/tiny-models": "build/tiny-models"}
+_REPLAY_CACHE = Path(tempfile.mkdtemp(prefix="nlue-docs-replay-"))
+atexit.register(shutil.rmtree, _REPLAY_CACHE, True)
+BLOCK = re.compile(re.escape(MARK) + r"\s*```(\w+)\n(.*?)```", re.S)
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from readme_llm_commands import free_port, wait_for_health  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Block:
+    page: str
+    language: str
+    code: str
+
+
+def runnable_blocks(page: Path) -> list[Block]:
+    name = page.resolve().relative_to(ROOT).as_posix()
+    return [Block(name, lang, code) for lang, code in BLOCK.findall(page.read_text(encoding="utf-8"))]
+
+
+def pages_with_blocks() -> list[Path]:
+    return sorted(page for page in DOCS.rglob("*.md") if MARK in page.read_text(encoding="utf-8"))
+
+
+def shell_lines(code: str) -> list[str]:
+    """A bash block's commands: continuation lines joined, comments (as the shell drops them) removed."""
+    lines = []
+    for line in re.sub(r"\s*\\\n\s*", " ", code).splitlines():
+        command = re.sub(r"(^|\s)#.*$", "", line).strip()
+        if command:
+            lines.append(command)
+    return lines
+
+
+@dataclass
+class Ran:
+    what: str
+    seconds: float
+    status: int
+    output: str
+
+
+def _environment() -> dict[str, str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "NO_MKDOCS_2_WARNING": "1",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}  # fmt: skip
+    env.pop("NLUE_RESULTS_DIR", None)  # the guides' commands write where a reader's would: build/results
+    return env
+
+
+def run_page(page: Path, work: Path, timeout: float = 600) -> list[Ran]:
+    """Run every marked block of ``page`` in ``work``; stop at the first command that fails."""
+    env = _environment()
+    port = str(free_port())
+    servers: list[subprocess.Popen] = []
+    ran: list[Ran] = []
+    try:
+        for block in runnable_blocks(page):
+            if block.language == "python":
+                steps = [("python", block.code)]
+            elif block.language == "bash":
+                steps = [("bash", line) for line in shell_lines(block.code)]
+            else:
+                raise ValueError(f"{block.page}: a runnable block must be bash or python, not {block.language!r}")
+            for kind, code in steps:
+                started = time.perf_counter()
+                code = code.replace(f"127.0.0.1:{DOC_PORT}", f"127.0.0.1:{port}")
+                if kind == "bash" and code.endswith("&"):  # a server, left running for the page's next commands
+                    argv = [port if a == DOC_PORT else a for a in shlex.split(code[:-1])]
+                    log = (work / f"server-{len(servers)}.log").open("w")
+                    servers.append(subprocess.Popen(argv, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                                    start_new_session=True))  # fmt: skip
+                    wait_for_health(int(port), servers[-1])
+                    status, output = 0, ""
+                elif kind == "bash" and code in REPLAYED and (_REPLAY_CACHE / REPLAYED[code]).is_dir():
+                    shutil.copytree(_REPLAY_CACHE / REPLAYED[code], work / REPLAYED[code], dirs_exist_ok=True)
+                    status, output = 0, "(copied from this session's first run)"
+                else:
+                    argv = ["bash", "-c", code] if kind == "bash" else [sys.executable, "-c", code]
+                    done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=timeout,
+                                          check=False)  # fmt: skip
+                    status, output = done.returncode, done.stdout[-4000:] + done.stderr[-4000:]
+                    if status == 0 and code in REPLAYED:
+                        shutil.copytree(work / REPLAYED[code], _REPLAY_CACHE / REPLAYED[code], dirs_exist_ok=True)
+                ran.append(
+                    Ran(code if kind == "bash" else "python block", time.perf_counter() - started, status, output)
+                )
+                if status != 0:
+                    return ran
+    finally:
+        for server in servers:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+    return ran
