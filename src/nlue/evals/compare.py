@@ -9,7 +9,8 @@ its per-item predictions (:mod:`nlue.predictions`). For every pair of runs and e
 * the difference A - B of the task's primary metric (macro-F1, the exams' accuracy over all items,
   GMET's combined score, ...), with a 95% paired bootstrap interval and p-value: items are
   resampled once per draw and both runs scored on the same draw
-  (:func:`nlue.scoring.significance.paired_test`);
+  (:func:`nlue.scoring.significance.paired_test`); the p-value is the interval's own (twice the smaller
+  share of resampled differences on one side of 0), so p < 0.05 exactly when the 95% interval leaves 0 out;
 * the exact McNemar test on accuracy where each item is right or wrong: the items only one of the
   two got right (a regression task has none; runs over several seeds have no single answer per item);
 * Holm's correction across the pair's tasks, for each of the two tests, so that reading a table of
