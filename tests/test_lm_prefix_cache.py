@@ -143,3 +143,16 @@ def test_generation_with_a_shared_instruction_equals_one_prompt_at_a_time(
     lm.scorer.share_prefixes = False
     alone = [lm.generate([r])[0] for r in requests]
     assert batched == alone
+
+
+def test_threads_sharing_one_model_get_the_numbers_each_would_get_alone(tiny_lms: dict[str, Path]) -> None:
+    """The Space asks one loaded model from several threads: kept prefixes and the context memo must not mix."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    lm = LocalCausalLM(tiny_lms["gpt2"], batch_size=4, show_progress=False)
+    calls = [_requests(INSTRUCTION)[k::3] for k in range(3)] + [_requests(OTHER_INSTRUCTION)[k::3] for k in range(3)]
+    alone = [LocalCausalLM(tiny_lms["gpt2"], batch_size=4, show_progress=False).loglikelihood(c) for c in calls]
+    with ThreadPoolExecutor(6) as pool:
+        together = list(pool.map(lm.loglikelihood, calls * 3))
+    for got, expected in zip(together, alone * 3, strict=True):
+        assert [r.logprob for r in got] == pytest.approx([r.logprob for r in expected], abs=1e-5)

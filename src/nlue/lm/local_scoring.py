@@ -96,9 +96,10 @@ class PairEncoder:
             if spaces:
                 context, continuation = context[:-spaces], context[-spaces:] + continuation
             whole = self._encode(context + continuation)
-            if self._last_context[0] != context:  # an item's options follow one another: its context is encoded once
-                self._last_context = (context, self._encode(context))
-            ctx = list(self._last_context[1])
+            last = self._last_context  # read once: another thread (the Space's) may replace it meanwhile
+            if last[0] != context:  # an item's options follow one another: its context is encoded once
+                last = self._last_context = (context, self._encode(context))
+            ctx = list(last[1])
             cont = whole[len(ctx) :]
         if not cont:
             raise NlueError(
@@ -200,13 +201,15 @@ class PrefixSharingScorer:
         A model that ignores a custom 4D attention mask (some attention kernels do) would score every
         continuation against its siblings' tokens and the pads; this catches it before any result is kept.
         """
+        import torch
+
         self._checked = True
         shared = self._score_shared(groups, plan)
         counted = self.tokens_run
         whole = self._score_whole([p for g in groups for p in g])
         self.tokens_run = counted  # the check's second run is not the scoring's work
         # float32 paths agree to ~1e-5 (lm-eval parity is checked at 1e-4); half precision to a few 1e-2
-        tolerance = 1e-3 if self.model.dtype == _float32() else 5e-2
+        tolerance = 1e-3 if self.model.dtype == torch.float32 else 5e-2
         for (_, mine), (_, theirs) in zip(shared, whole, strict=True):
             if abs(mine.logprob - theirs.logprob) > tolerance:
                 logger.warning(
@@ -307,12 +310,6 @@ def _result(logprobs: Any, continuation: tuple[int, ...]) -> Loglikelihood:
     picked = logprobs.gather(1, targets[:, None]).squeeze(1)
     greedy = bool((logprobs.argmax(-1) == targets).all())
     return Loglikelihood(logprob=float(picked.sum()), is_greedy=greedy)
-
-
-def _float32() -> Any:
-    import torch
-
-    return torch.float32
 
 
 def _layout_mask(segment: Any, shared: int, dtype: Any) -> Any:

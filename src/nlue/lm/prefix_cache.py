@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import inspect
 import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -56,6 +57,7 @@ class SharedPrefixes:
         self.keep = keep
         self.min_tokens = min_tokens
         self._kept: OrderedDict[tuple[int, ...], Any] = OrderedDict()
+        self._lock = threading.Lock()  # the Space calls one model from several threads
         self.usable = True  # False once the model's cache turns out not to be repeatable by rows
         self.tokens_run = 0  # prefix tokens computed, for the benchmark's tokens-per-item figure
 
@@ -83,7 +85,9 @@ class SharedPrefixes:
         if plan and len(openings) == 1 and (planned := plan.get(openings.pop())):
             return planned  # the call's common prefix for this opening, which starts every sequence here
         run = common_prefix_length(sequences)
-        kept = [len(p) for p in self._kept if len(p) <= run and tuple(sequences[0][: len(p)]) == p]
+        with self._lock:
+            prefixes = list(self._kept)
+        kept = [len(p) for p in prefixes if len(p) <= run and tuple(sequences[0][: len(p)]) == p]
         if kept and max(kept) >= run - REUSE_SHORTFALL:
             return max(kept)
         return run if run >= self.min_tokens and len(sequences) >= 2 else max(kept, default=0)
@@ -93,7 +97,8 @@ class SharedPrefixes:
         import torch
 
         key = tuple(prefix)
-        cache = self._kept.get(key)
+        with self._lock:
+            cache = self._kept.get(key)
         if cache is None:
             device = self.model.get_input_embeddings().weight.device
             ids = torch.tensor([key], dtype=torch.long, device=device)
@@ -110,15 +115,19 @@ class SharedPrefixes:
                 logger.info("%s's cache cannot be repeated by rows: no shared prefixes", type(self.model).__name__)
                 self.usable = False
                 return None
-            self.tokens_run += len(key)
-            self._kept[key] = cache
-            while len(self._kept) > self.keep:
-                self._kept.popitem(last=False)
-        self._kept.move_to_end(key)
+            with self._lock:
+                self.tokens_run += len(key)
+                self._kept[key] = cache
+                while len(self._kept) > self.keep:
+                    self._kept.popitem(last=False)
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
         fresh = copy.deepcopy(cache)  # the forward pass appends to the cache it is given
         if rows > 1:
             fresh.batch_repeat_interleave(rows)
         return fresh
 
     def clear(self) -> None:
-        self._kept.clear()
+        with self._lock:
+            self._kept.clear()
