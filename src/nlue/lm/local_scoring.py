@@ -206,7 +206,11 @@ class PrefixSharingScorer:
         self._checked = True
         shared = self._score_shared(groups, plan)
         counted = self.tokens_run
-        whole = self._score_whole([p for g in groups for p in g])
+        # a batch of groups holds several requests each: the whole runs go batch_size requests at a time
+        pairs = [p for g in groups for p in g]
+        whole = [
+            r for k in range(0, len(pairs), self.batch_size) for r in self._score_whole(pairs[k : k + self.batch_size])
+        ]
         self.tokens_run = counted  # the check's second run is not the scoring's work
         # float32 paths agree to ~1e-5 (lm-eval parity is checked at 1e-4); half precision to a few 1e-2
         tolerance = 1e-3 if self.model.dtype == torch.float32 else 5e-2
