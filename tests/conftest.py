@@ -116,3 +116,12 @@ def transformers_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tup
     model = save_tiny_causal_lm(root / "tiny-llama", "llama")
     with serve(model, root / "serve.log") as (url, _):
         yield url, model
+
+
+@pytest.fixture(scope="module")
+def tiny_lms(tmp_path_factory: pytest.TempPathFactory, one_torch_thread) -> dict[str, Path]:
+    """Tiny random GPT-2- and Llama-style causal LMs with their tokenizers, built here (no download)."""
+    from nlue.lm.tiny import save_tiny_causal_lm
+
+    root = tmp_path_factory.mktemp("tiny-causal")
+    return {family: save_tiny_causal_lm(root / family, family) for family in ("gpt2", "llama")}

@@ -19,7 +19,6 @@ import pytest
 from nlue.errors import NlueError
 from nlue.lm.base import ChatMessage, GenerationRequest, LoglikelihoodRequest
 from nlue.lm.local import LocalCausalLM
-from nlue.lm.tiny import save_tiny_causal_lm
 
 QUESTIONS = [
     "प्रश्न: नेपालको राजधानी कहाँ हो?\nउत्तर:",
@@ -28,12 +27,6 @@ QUESTIONS = [
     "लामो प्रसङ्ग " * 60 + "अन्त्य:",  # longer than the 256-token window: cut from the left
 ]
 OPTIONS = [" काठमाडौं", " पोखरा र धरान", " A", "सकारात्मक", " नकारात्मक भावना"]
-
-
-@pytest.fixture(scope="module")
-def tiny_lms(tmp_path_factory: pytest.TempPathFactory, one_torch_thread) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("tiny-causal")
-    return {family: save_tiny_causal_lm(root / family, family) for family in ("gpt2", "llama")}
 
 
 def _requests(lm: LocalCausalLM) -> list[LoglikelihoodRequest]:

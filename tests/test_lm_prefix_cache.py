@@ -30,12 +30,6 @@ QUESTIONS = [
 OPTIONS = [" सगरमाथा", " सय डिग्री सेल्सियस", " सात", " लालीगुराँस", " A"]
 
 
-@pytest.fixture(scope="module")
-def tiny_lms(tmp_path_factory: pytest.TempPathFactory, one_torch_thread) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("tiny-prefix")
-    return {family: save_tiny_causal_lm(root / family, family) for family in ("gpt2", "llama")}
-
-
 def _requests(instruction: str) -> list[LoglikelihoodRequest]:
     return [LoglikelihoodRequest(instruction + q, o) for q in QUESTIONS for o in OPTIONS]
 
