@@ -43,13 +43,16 @@ def readme_commands(readme: Path = ROOT / "README.md") -> list[str]:
     blocks = re.findall(re.escape(MARK) + r"\s*```bash\n(.*?)```", text, re.S)
     if not blocks:
         raise SystemExit(f"README.md has no block marked {MARK}")
-    lines: list[str] = []
-    for block in blocks:
-        joined = re.sub(r"\\\n\s*", " ", block)
-        for line in joined.splitlines():
-            command = re.sub(r"(^|\s)#.*$", "", line).strip()  # a trailing comment, as the shell drops it
-            if command:
-                lines.append(command)
+    return [line for block in blocks for line in shell_lines(block)]
+
+
+def shell_lines(code: str) -> list[str]:
+    """A bash block's commands: continuation lines joined, comments (as the shell drops them) removed."""
+    lines = []
+    for line in re.sub(r"\s*\\\n\s*", " ", code).splitlines():
+        command = re.sub(r"(^|\s)#.*$", "", line).strip()
+        if command:
+            lines.append(command)
     return lines
 
 
@@ -75,6 +78,24 @@ def wait_for_health(port: int, process: subprocess.Popen, timeout: float = 180.0
     raise SystemExit(f"the server did not answer /health within {timeout:.0f} s")
 
 
+def start_server(argv: list[str], port: int, work: Path, env: dict[str, str], log: Path) -> subprocess.Popen:
+    """A server command run in its own process group (so that it can be stopped whole), once it answers."""
+    with log.open("w") as out:
+        server = subprocess.Popen(argv, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    wait_for_health(port, server)
+    return server
+
+
+def stop_servers(servers: list[subprocess.Popen]) -> None:
+    """SIGTERM each server's process group, SIGKILL it after 20 s."""
+    for server in servers:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+
+
 def run_all(work: Path) -> list[tuple[str, float, int]]:
     """Every README command in ``work``: (command, seconds, exit status)."""
     from nlue.lm.tiny import save_tiny_causal_lm
@@ -93,10 +114,7 @@ def run_all(work: Path) -> list[tuple[str, float, int]]:
             if command.endswith("&"):  # a server started in the background
                 argv = shlex.split(command[:-1]) + (["--port", port] if "--port" not in command else [])
                 argv = [a if a != README_PORT else port for a in argv]
-                log = (work / "server.log").open("w")
-                servers.append(subprocess.Popen(argv, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                                start_new_session=True))  # fmt: skip
-                wait_for_health(int(port), servers[-1])
+                servers.append(start_server(argv, int(port), work, env, work / "server.log"))
                 status = 0
             else:
                 status = subprocess.run(command, shell=True, cwd=work, env=env, check=False).returncode
@@ -106,12 +124,7 @@ def run_all(work: Path) -> list[tuple[str, float, int]]:
             if status != 0:
                 break
     finally:
-        for server in servers:
-            os.killpg(server.pid, signal.SIGTERM)
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
+        stop_servers(servers)
     return timings
 
 

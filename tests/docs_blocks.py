@@ -19,7 +19,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -38,7 +37,7 @@ atexit.register(shutil.rmtree, _REPLAY_CACHE, True)
 BLOCK = re.compile(re.escape(MARK) + r"\s*```(\w+)\n(.*?)```", re.S)
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from readme_llm_commands import free_port, wait_for_health  # noqa: E402
+from readme_llm_commands import free_port, shell_lines, start_server, stop_servers  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -55,16 +54,6 @@ def runnable_blocks(page: Path) -> list[Block]:
 
 def pages_with_blocks() -> list[Path]:
     return sorted(page for page in DOCS.rglob("*.md") if MARK in page.read_text(encoding="utf-8"))
-
-
-def shell_lines(code: str) -> list[str]:
-    """A bash block's commands: continuation lines joined, comments (as the shell drops them) removed."""
-    lines = []
-    for line in re.sub(r"\s*\\\n\s*", " ", code).splitlines():
-        command = re.sub(r"(^|\s)#.*$", "", line).strip()
-        if command:
-            lines.append(command)
-    return lines
 
 
 @dataclass
@@ -102,10 +91,7 @@ def run_page(page: Path, work: Path, timeout: float = 600) -> list[Ran]:
                 code = code.replace(f"127.0.0.1:{DOC_PORT}", f"127.0.0.1:{port}")
                 if kind == "bash" and code.endswith("&"):  # a server, left running for the page's next commands
                     argv = [port if a == DOC_PORT else a for a in shlex.split(code[:-1])]
-                    log = (work / f"server-{len(servers)}.log").open("w")
-                    servers.append(subprocess.Popen(argv, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                                    start_new_session=True))  # fmt: skip
-                    wait_for_health(int(port), servers[-1])
+                    servers.append(start_server(argv, int(port), work, env, work / f"server-{len(servers)}.log"))
                     status, output = 0, ""
                 elif kind == "bash" and code in REPLAYED and (_REPLAY_CACHE / REPLAYED[code]).is_dir():
                     shutil.copytree(_REPLAY_CACHE / REPLAYED[code], work / REPLAYED[code], dirs_exist_ok=True)
@@ -123,10 +109,5 @@ def run_page(page: Path, work: Path, timeout: float = 600) -> list[Ran]:
                 if status != 0:
                     return ran
     finally:
-        for server in servers:
-            os.killpg(server.pid, signal.SIGTERM)
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
+        stop_servers(servers)
     return ran
