@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         pairs.setdefault((c.run_a, c.run_b), []).append(c)
     for (a, b), family in pairs.items():
         print(f"A = {terminal_safe(a)}\nB = {terminal_safe(b)}")
-        print(table(family, args.alpha))
+        print(terminal_safe(table(family, args.alpha), limit=None))  # tasks and metrics are the files' words
         print()
     for note in notes:
         print(terminal_safe(note))

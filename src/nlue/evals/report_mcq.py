@@ -28,6 +28,7 @@ from nlue.registry.tasks import TASKS
 from nlue.results_folders import ResultsFolder
 from nlue.space.boards import exam_board_of
 from nlue.space.exam_board import LEGEND, domain_scores, percent
+from nlue.text.safe import markdown_text
 
 SHOTS = (1, 3, 5)  # the paper's few-shot settings
 STEM, HUMANITIES, ALL = TABLE4_COLUMNS[0], TABLE4_COLUMNS[1], TABLE4_COLUMNS[-1]
@@ -162,7 +163,9 @@ def _fewshot(runs: Sequence[ExamRun]) -> Table:
         f"(English prompt) and {zero_means['ur']:.2f} (Urdu prompt), our arithmetic.",
     ]
     if unmatched:
-        notes.append(f"Few-shot runs without a zero-shot run to subtract: {', '.join(sorted(set(unmatched)))}.")
+        notes.append(
+            f"Few-shot runs without a zero-shot run to subtract: {markdown_text(', '.join(sorted(set(unmatched))))}."
+        )
     columns = ["model", "exam", "mode", "prompt", "0-shot (%)", *(f"Δ {k}-shot" for k in SHOTS)]
     table = Table(
         "mcq_fewshot_deltas",

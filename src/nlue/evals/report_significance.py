@@ -26,6 +26,7 @@ from nlue.evals.compare_cli import p_text
 from nlue.evals.report_runs import Gathered
 from nlue.evals.report_types import OURS, Section, Table
 from nlue.evals.run_groups import NO_PROMPT, RunFile, SettingGroup, group_runs, pair_tasks
+from nlue.text.safe import markdown_text
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ def pairwise(
             found = compare_runs([folder_a, folder_b], tasks, resamples, seed)
         except NlueError as exc:  # scored on different items: compare refuses the pair, naming both
             logger.warning("significance: %s", exc)
-            refused.append(f"{', '.join(tasks)}: {names[folder_a]} and {names[folder_b]}")
+            refused.append(markdown_text(f"{', '.join(tasks)}: {names[folder_a]} and {names[folder_b]}"))
             continue
         for c in (c for c in found if c.task in tasks):  # --tasks gmet is gmet.human too: this pair's only
             c.run_a, c.run_b = names[folder_a], names[folder_b]  # compare names runs by folder: the report's names
@@ -58,6 +59,11 @@ def pairwise(
 
 def _setting(group: SettingGroup) -> str:
     return group.setting or NO_PROMPT
+
+
+def _title(group: SettingGroup) -> str:
+    """The group's task and setting in the report's Markdown: the results files' words kept literal."""
+    return f"{markdown_text(group.task)} · {markdown_text(group.setting) if group.setting else NO_PROMPT}"
 
 
 def _row_label(row: Sequence[RunFile]) -> str:
@@ -98,7 +104,7 @@ def _matrix(group: SettingGroup, index: int, found: dict[tuple[str, str], TaskCo
         records.append(record)
     return Table(
         key=_key(group, index),
-        title=f"{group.title} · row minus column, {_metric(group.task, found)} (Holm-corrected p)",
+        title=f"{_title(group)} · row minus column, {markdown_text(_metric(group.task, found))} (Holm-corrected p)",
         frame=pd.DataFrame(records),
         origins=[OURS] * len(records),
         styles=styles,
@@ -122,7 +128,8 @@ def _pairs_of_task(groups: Sequence[SettingGroup], found: dict[tuple[str, str], 
     task = groups[0].task
     return Table(
         key=f"significance_{task.replace('.', '_')}_pairs",
-        title=f"{task} · two models in a setting: A minus B, {_metric(task, found)} (Holm-corrected p)",
+        title=f"{markdown_text(task)} · two models in a setting: A minus B, {markdown_text(_metric(task, found))} "
+        "(Holm-corrected p)",
         frame=pd.DataFrame(records),
         origins=[OURS] * len(records),
         styles=styles,
@@ -132,7 +139,7 @@ def _pairs_of_task(groups: Sequence[SettingGroup], found: dict[tuple[str, str], 
 
 def _alike_notes(groups: Sequence[SettingGroup]) -> list[str]:
     return [
-        f"{group.title}: {', '.join(f.run for f in row)} gave the same answer on every item (one row)."
+        f"{_title(group)}: {markdown_text(', '.join(f.run for f in row))} gave the same answer on every item (one row)."
         for group in groups
         for row in group.rows
         if len(row) > 1
@@ -208,7 +215,7 @@ def significance_section(gathered: Gathered, resamples: int, seed: int, alpha: f
     )
     left_out = gathered.without_predictions()
     if left_out:
-        section.add(f"Left out, no per-item predictions beside the results file: {', '.join(left_out)}.")
+        section.add(f"Left out, no per-item predictions beside the results file: {markdown_text(', '.join(left_out))}.")
     groups, comparisons, refused = pairwise(gathered, resamples, seed)
     found: dict[str, dict[tuple[str, str], TaskComparison]] = {}
     for c in comparisons:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from nlue.predictions import read_predictions
+from nlue.registry.tasks import TASKS
 from nlue.results_folders import predictions_file
 
 MODE_NAMES = {"loglik": "log-likelihood", "generate": "generation"}
@@ -134,6 +135,8 @@ def run_files(found: Iterable[tuple[str, Path, Mapping[str, Any]]]) -> list[RunF
     """The (run name, path, data) of results files with per-item predictions, as RunFiles; the others left out."""
     out = []
     for run, path, data in found:
+        if str(data.get("task")) not in TASKS:
+            continue  # a task the registry does not know cannot be scored: the boards list it as left out
         predictions = predictions_file(path, data)
         if predictions is not None:
             out.append(RunFile(run, path.parent, path.name.removesuffix(".json"), run_key(data), predictions))
