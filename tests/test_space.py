@@ -292,7 +292,7 @@ def test_cli_options_build_the_settings(tmp_path: Path, monkeypatch: pytest.Monk
     parser = argparse.ArgumentParser()
     add_space_arguments(parser)
     args = parser.parse_args(["--models", str(tmp_path / "m.yaml"), "--results", "r", "--port", "7000"])
-    assert (args.models, args.results, args.port, args.host) == (tmp_path / "m.yaml", Path("r"), 7000, None)
+    assert (args.models, args.results, args.port, args.host) == (tmp_path / "m.yaml", [Path("r")], 7000, None)
     seen = {}
     monkeypatch.setattr("nlue.space.serve.launch", lambda settings, **kw: seen.update(settings=settings, **kw))
     from nlue.space.serve import run_space_command

@@ -120,6 +120,8 @@ def write_json_atomic(path: Path, data: Any) -> Path:
 
 
 RESULTS_VARIABLE = "NLUE_RESULTS_DIR"
+# What `nlue train` writes beside its checkpoint (nlue.training.run): the same results as <results_dir>/<run>/<task>.json.
+CHECKPOINT_COPY = "nlue_results.json"
 DEFAULT_RESULTS = Path("build") / "results"
 
 
@@ -164,5 +166,8 @@ def read_results(results_dir: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
             continue
         if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION or "task" not in data:
             logger.warning("skipping %s: not an nlue results file (schema_version %s)", path, SCHEMA_VERSION)
+            continue
+        if path.name == CHECKPOINT_COPY:  # beside a checkpoint, a copy of a run whose results file is elsewhere
+            logger.info("skipping %s: a checkpoint's own copy of its results, not a run", path)
             continue
         yield path, data

@@ -34,6 +34,8 @@ from nlue.errors import NlueError
 from nlue.predictions import read_predictions
 from nlue.registry.kinds.multiple_choice import MultipleChoiceKind
 from nlue.registry.tasks import TaskSpec, get_task
+from nlue.results import read_results
+from nlue.results_folders import predictions_file
 
 logger = logging.getLogger(__name__)
 
@@ -51,25 +53,28 @@ class RunTask:
 
 
 def load_run(folder: Path) -> dict[str, RunTask]:
-    """The tasks of one run folder that have per-item predictions; a clear error for a folder without any."""
+    """The tasks of one run folder that have per-item predictions; a clear error for a folder without any.
+
+    The results files directly in the folder, as :func:`nlue.results.read_results` reads them (a file
+    that cannot be read is logged and left out, as everywhere results are read).
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise NlueError(
             f"{folder}: no such run folder (give <results-dir>/<name>, as `nlue llm` or `nlue train` wrote)"
         )
     found: dict[str, RunTask] = {}
-    for path in sorted(folder.glob("*.json")):
-        try:
-            result = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise NlueError(f"{path}: not a readable results file ({exc})") from None
-        if not isinstance(result, dict) or "task" not in result:
-            continue
+    for path, result in read_results(folder):
+        if path.parent != folder:
+            continue  # a folder inside the run (a checkpoint's) is not this run
         if not result.get("predictions"):
             logger.warning("%s: no per-item predictions (written by an older nlue?): left out of the comparison", path)
             continue
+        rows = predictions_file(path, result)
+        if rows is None:
+            raise NlueError(f"{path}: its predictions {str(result['predictions'])[:200]!r} is no file beside it")
         key = path.name.removesuffix(".json")  # gmet and gmet.human are compared apart
-        found[key] = RunTask(str(folder), path, result, read_predictions(path.parent / result["predictions"]))
+        found[key] = RunTask(str(folder), path, result, read_predictions(rows))
     if not found:
         raise NlueError(f"{folder}: no results file with per-item predictions to compare")
     return found

@@ -2,8 +2,13 @@
 
     nlue compare build/results/xlmr-base build/results/muril
     nlue compare build/results/gpt2__en-0shot build/results/gpt2__ne-0shot --tasks sa rte --json gap.json
+    nlue compare build/sweep/tiny build/sweep/mine      every two models run the same way in two sweeps
 
-A RUN is a results folder (``<results-dir>/<name>``) or just its name inside the results folder.
+A RUN is a run folder (``<results-dir>/<name>``) or just its name inside the results folder: every
+two runs given are compared, as asked. Given results folders or sweep folders (build/sweep/<name>)
+instead, their runs are grouped by task, data and setting (mode, shots, prompt language, neDIOM's
+input), and every two models in a setting are compared; runs of one model (other seeds, a copy in
+another sweep) are not, and runs that gave the same answer on every item are named once.
 Each line: the task's primary metric for A and B, the difference A - B with its 95% paired
 bootstrap interval and p-value, the exact McNemar test on the items only one run got right, and
 both p-values after Holm's correction across the pair's tasks. "differ" means the Holm-corrected
@@ -17,8 +22,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nlue.cli_support import add_logging_options, run_with_parser
+from nlue.errors import NlueError
 from nlue.evals.compare import DEFAULT_RESAMPLES, TaskComparison, compare_runs
 from nlue.results import RESULTS_DIR_HELP, default_results_dir, write_json_atomic
+from nlue.results_folders import is_sweep_folder
+from nlue.text.safe import terminal_safe
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="two or more run folders, or their names")
+    parser.add_argument(
+        "runs", nargs="+", metavar="RUN", help="two or more run folders or their names; or results or sweep folders"
+    )
     parser.add_argument("--tasks", nargs="+", metavar="TASK", help="only these tasks (default: every shared task)")
     parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP + "; where a RUN given by name is found")
     parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, help="bootstrap draws (%(default)s)")
@@ -67,17 +77,59 @@ def table(comparisons: Sequence[TaskComparison], alpha: float) -> str:
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in lines)
 
 
+def _is_folder_of_runs(path: Path) -> bool:
+    """A results folder or a sweep folder, not a run: no results file of its own, run folders below it."""
+    return is_sweep_folder(path) or (path.is_dir() and not any(path.glob("*.json")) and any(path.glob("*/*.json")))
+
+
+def _grouped(folders: Sequence[Path], tasks: Sequence[str] | None, resamples: int, seed: int):
+    """The comparisons of every two models in a setting across ``folders``, and what was not tested."""
+    from nlue.evals.run_groups import group_runs, pair_tasks, run_files
+    from nlue.results_folders import gather_results, resolve_folders
+
+    found = gather_results(resolve_folders(folders))
+    files = [f for f in run_files((r.run, r.path, r.data) for r in found) if not tasks or f.task.split(".")[0] in tasks]
+    groups = group_runs(files)
+    names = {f.folder: f.run for f in files}
+    shown = {(g.task, g.rows[i][0].folder, g.rows[j][0].folder) for g in groups for i, j in g.pairs()}
+    comparisons: list[TaskComparison] = []
+    for (a, b), shared in pair_tasks(groups).items():
+        for c in compare_runs([a, b], shared, resamples, seed):
+            if c.task in shared and ({(c.task, a, b), (c.task, b, a)} & shown):  # alike runs: one row, no zeros
+                c.run_a, c.run_b = names[a], names[b]
+                comparisons.append(c)
+    notes = []
+    for g in groups:
+        for row in (r for r in g.rows if len(r) > 1):
+            notes.append(f"{g.title}: the same answer on every item: {', '.join(f.run for f in row)}")
+        if len(g.models) == 1 and sum(map(len, g.rows)) > 1:
+            notes.append(f"{g.title}: runs of one model ({g.models[0]}), not tested against each other")
+    return comparisons, notes
+
+
 def run(args: argparse.Namespace) -> int:
     results_dir = args.results_dir or default_results_dir()
     folders = [_folder(r, results_dir) for r in args.runs]
-    comparisons = compare_runs(folders, args.tasks, args.resamples, args.seed)
+    grouped = [_is_folder_of_runs(f) for f in folders]
+    notes: list[str] = []
+    if any(grouped) and not all(grouped):
+        raise NlueError("give run folders (each compared with each), or results and sweep folders (their runs "
+                        "compared within each setting), not both")  # fmt: skip
+    if all(grouped):
+        comparisons, notes = _grouped(folders, args.tasks, args.resamples, args.seed)
+    else:
+        comparisons = compare_runs(folders, args.tasks, args.resamples, args.seed)
     pairs: dict[tuple[str, str], list[TaskComparison]] = {}
     for c in comparisons:
         pairs.setdefault((c.run_a, c.run_b), []).append(c)
     for (a, b), family in pairs.items():
-        print(f"A = {a}\nB = {b}")
-        print(table(family, args.alpha))
+        print(f"A = {terminal_safe(a)}\nB = {terminal_safe(b)}")
+        print(terminal_safe(table(family, args.alpha), limit=None))  # tasks and metrics are the files' words
         print()
+    for note in notes:
+        print(terminal_safe(note))
+    if all(grouped) and not comparisons:
+        print("no two models in one setting answered differently: nothing to test")
     print(f"paired bootstrap ({args.resamples} draws) and exact McNemar; Holm's correction across each pair's tasks; "
           f"'differ' at Holm-corrected p < {args.alpha}. The papers report no test of a difference.")  # fmt: skip
     if args.json:

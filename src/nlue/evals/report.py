@@ -8,19 +8,20 @@ Markdown, a CSV per table) all at once. The sections, each from its own module:
 * neDIOM: Table 3 with its floors, and Figures 3-5 redrawn from our runs;
 * UrduMMLU protocol: Table 4, the few-shot deltas, the STEM - Humanities gap, accuracy by level;
 * models: monolingual vs multilingual encoders, parameters vs score;
-* significance: a matrix of paired tests per task over every pair of our runs (``nlue compare``).
+* significance: paired tests (``nlue compare``) between the models run in one setting, per task.
 
 The tables come from the Space's boards and the registry's paper data; nothing is computed twice.
+Several results folders (and sweep folders) are read together as :mod:`nlue.results_folders` says.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from nlue.errors import NlueError
 from nlue.evals.compare import DEFAULT_RESAMPLES
 from nlue.evals.report_mcq import mcq_section
 from nlue.evals.report_models import models_section
@@ -29,7 +30,8 @@ from nlue.evals.report_nlue import nlue_section
 from nlue.evals.report_runs import gather
 from nlue.evals.report_significance import significance_section
 from nlue.evals.report_types import Report
-from nlue.space.leaderboard import load_leaderboard
+from nlue.results_folders import describe, resolve_folders
+from nlue.space.boards import leaderboard_of
 
 logger = logging.getLogger(__name__)
 
@@ -43,18 +45,16 @@ class ReportOptions:
     alpha: float = 0.05  # Holm-corrected p below this colours a matrix cell
 
 
-def build_report(results_dir: Path, options: ReportOptions | None = None) -> Report:
-    """The report of ``results_dir``: every section, empty ones saying so."""
+def build_report(results: Path | Sequence[Path], options: ReportOptions | None = None) -> Report:
+    """The report of one results folder or several (sweep folders too): every section, empty ones saying so."""
     # No pyplot and no global backend: the figures are Figure objects, drawn by Agg's canvas when written
     # (nlue.evals.report_render), so a caller's own matplotlib set-up (a notebook's, say) is left alone.
     options = options or ReportOptions()
-    root = Path(results_dir)
-    if not root.is_dir():
-        raise NlueError(f"{root}: no such results folder (give the folder the commands wrote to, e.g. build/results)")
-    gathered = gather(root)
-    board = load_leaderboard(root)  # NLUE's rows, the paper's first: read once for two sections
-    exams, exams_skipped = mcq_section(root, gathered)
-    idioms, idioms_skipped = nediom_section(root, gathered)
+    folders = resolve_folders([results] if isinstance(results, str | Path) else results)
+    gathered = gather(folders)
+    board = leaderboard_of(folders)  # NLUE's rows, the paper's first: read once for two sections
+    exams, exams_skipped = mcq_section(folders, gathered)
+    idioms, idioms_skipped = nediom_section(folders, gathered)
     sections = [
         nlue_section(board),
         idioms,
@@ -62,10 +62,10 @@ def build_report(results_dir: Path, options: ReportOptions | None = None) -> Rep
         models_section(board),
         significance_section(gathered, options.resamples, options.seed, options.alpha),
     ]
-    logger.info("report of %s: %d results files", root, len(gathered.files))
+    logger.info("report of %s: %d results files", describe(folders), len(gathered.files))
     return Report(
         title=TITLE,
-        results_dir=str(root),
+        results_dir=describe(folders),
         sections=sections,
         sample_files=gathered.sample_count(),
         total_files=len(gathered.files),

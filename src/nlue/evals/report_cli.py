@@ -1,14 +1,20 @@
-"""`nlue report [RESULTS] --out DIR`: our runs in the papers' tables, beside their rows as printed, as one page.
+"""`nlue report [RESULTS ...] --out DIR`: our runs in the papers' tables, beside their rows as printed, as one page.
 
     nlue report                                   the default results folder into build/report
     nlue report build/results --out build/report
+    nlue report build/sweep/tiny build/sweep/mine two sweeps (their results/) on one page
     nlue report runs/ --out site/report --resamples 2000
+
+RESULTS are results folders or sweep folders (build/sweep/<name>, whose results/ is read); with
+several, each run is named after its folder (the sweep's name). Only <task>.json files are runs:
+a checkpoint's own nlue_results.json and other JSON files are not.
 
 Writes DIR/index.html (one page; its PNG figures beside it), DIR/report.md and one CSV per table,
 all at once: a report that fails leaves the earlier one (or nothing), never half a folder. Sections:
 NLUE Tables 2-5 and a chart per few runs; neDIOM Table 3 and Figures 3-5; the exams' Table 4,
 few-shot deltas, STEM - Humanities gap and accuracy by level; monolingual vs multilingual encoders
-and parameters vs score; a matrix of paired tests per task (as `nlue compare`). Every row says
+and parameters vs score; paired tests (as `nlue compare`) between the models of each setting of a
+task, never between runs of one model (other seeds, inputs, copies). Every row says
 whether it holds a paper's numbers (as printed, inconsistent cells flagged) or ours, and a run on
 the embedded sample data is called SAMPLE DATA.
 """
@@ -23,6 +29,7 @@ from pathlib import Path
 from nlue.cli_support import add_logging_options, run_with_parser
 from nlue.evals.compare import DEFAULT_RESAMPLES
 from nlue.results import RESULTS_DIR_HELP, default_results_dir
+from nlue.results_folders import FOLDER_HELP
 
 DEFAULT_OUT = Path("build") / "report"
 
@@ -34,8 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("results", nargs="?", type=Path, metavar="RESULTS", help=RESULTS_DIR_HELP)
-    parser.add_argument("--results-dir", type=Path, help="the same as RESULTS, named as the other commands name it")
+    parser.add_argument(
+        "results", nargs="*", type=Path, metavar="RESULTS", help=f"{FOLDER_HELP} (default: {RESULTS_DIR_HELP})"
+    )
+    parser.add_argument(
+        "--results-dir", nargs="+", type=Path, help="the same as RESULTS, named as the other commands name it"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the report's folder (%(default)s)")
     parser.add_argument(
         "--resamples", type=int, default=DEFAULT_RESAMPLES, help="paired bootstrap draws per test (%(default)s)"
@@ -56,9 +67,10 @@ def run(args: argparse.Namespace) -> int:
     if args.resamples < 1 or not 0 < args.alpha < 1:
         raise NlueError("--resamples must be at least 1 and --alpha between 0 and 1")
     if args.results and args.results_dir and args.results != args.results_dir:
-        raise NlueError(f"RESULTS {args.results} and --results-dir {args.results_dir} differ: give one")
+        raise NlueError(f"RESULTS {' '.join(map(str, args.results))} and --results-dir "
+                        f"{' '.join(map(str, args.results_dir))} differ: give one")  # fmt: skip
     started = time.perf_counter()
-    results = args.results or args.results_dir or default_results_dir()
+    results = args.results or args.results_dir or [default_results_dir()]
     report = build_report(results, ReportOptions(args.resamples, args.seed, args.alpha))
     paths = write_report(report, args.out)
     tables = sum(len(s.tables) for s in report.sections)

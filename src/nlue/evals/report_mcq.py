@@ -1,6 +1,6 @@
 """The report's exams section (the UrduMMLU protocol): Table 4, few-shot deltas, the STEM - Humanities gap, levels.
 
-* Table 4 is the Space's exam board (:func:`nlue.space.exam_board.load_exam_board`): our runs, then
+* Table 4 is the Space's exam board (:func:`nlue.space.boards.exam_board_of`): our runs, then
   the paper's rows as printed, with the cell that cannot hold if invalid outputs counted as wrong
   flagged (:func:`nlue.registry.mcq.denominator_flags`);
 * few-shot deltas: our k-shot minus zero-shot accuracy per model, exam, mode and prompt language,
@@ -25,7 +25,10 @@ from nlue.evals.report_runs import Gathered, ResultFile
 from nlue.evals.report_types import DERIVED, OURS, PAPER, CellFlag, Chart, Section, Table
 from nlue.registry.mcq import FEWSHOT_MEAN_GAINS, FEWSHOT_MODELS, TABLE4_COLUMNS, URDUMMLU_TABLE4, denominator_flags
 from nlue.registry.tasks import TASKS
-from nlue.space.exam_board import LEGEND, domain_scores, load_exam_board, percent
+from nlue.results_folders import ResultsFolder
+from nlue.space.boards import exam_board_of
+from nlue.space.exam_board import LEGEND, domain_scores, percent
+from nlue.text.safe import markdown_text
 
 SHOTS = (1, 3, 5)  # the paper's few-shot settings
 STEM, HUMANITIES, ALL = TABLE4_COLUMNS[0], TABLE4_COLUMNS[1], TABLE4_COLUMNS[-1]
@@ -79,8 +82,8 @@ def _number(value: Any) -> float | None:
 
 
 # ------------------------------------------------------------------ Table 4
-def _table4(results_dir: Path) -> tuple[Table, list[str]]:
-    board = load_exam_board(results_dir)
+def _table4(folders: Sequence[ResultsFolder]) -> tuple[Table, list[str]]:
+    board = exam_board_of(folders)
     frame = board.frame()
     origins = [PAPER if str(kind).startswith("paper") else OURS for kind in frame["kind"]]
     flags = []
@@ -160,7 +163,9 @@ def _fewshot(runs: Sequence[ExamRun]) -> Table:
         f"(English prompt) and {zero_means['ur']:.2f} (Urdu prompt), our arithmetic.",
     ]
     if unmatched:
-        notes.append(f"Few-shot runs without a zero-shot run to subtract: {', '.join(sorted(set(unmatched)))}.")
+        notes.append(
+            f"Few-shot runs without a zero-shot run to subtract: {markdown_text(', '.join(sorted(set(unmatched))))}."
+        )
     columns = ["model", "exam", "mode", "prompt", "0-shot (%)", *(f"Δ {k}-shot" for k in SHOTS)]
     table = Table(
         "mcq_fewshot_deltas",
@@ -302,9 +307,9 @@ def _levels(runs: Sequence[ExamRun]) -> list[Table | Chart]:
     return parts
 
 
-def mcq_section(results_dir: Path, gathered: Gathered) -> tuple[Section, list[str]]:
+def mcq_section(folders: Sequence[ResultsFolder], gathered: Gathered) -> tuple[Section, list[str]]:
     runs = [ExamRun.of(f) for f in gathered.of("mcq")]
-    table4, skipped = _table4(results_dir)
+    table4, skipped = _table4(folders)
     section = Section(
         key="mcq",
         title="Exams (UrduMMLU protocol): Table 4, few-shot deltas, STEM − Humanities, levels",

@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from matplotlib.figure import Figure
 
 from nlue.evals.report_style import PALETTE, colour, tidy
+from nlue.space.charts import draw_bars, figure_legend
+from nlue.text.safe import plot_text
 
 PAPER_COLOUR, OURS_COLOUR = "#9ca3af", "#2563eb"
 MAX_LEVEL_RUNS = len(PALETTE)  # one colour each
@@ -20,8 +22,10 @@ def gap_figure(paper: Sequence[tuple[str, float]], ours: Sequence[tuple[str, flo
     figure = Figure(figsize=(9, 0.22 * len(labels) + 1.4), dpi=100, layout="constrained")
     axes = figure.add_subplot()
     positions = list(range(len(labels)))[::-1]  # first row on top, as in the table
-    axes.barh(positions, values, color=colours, height=0.7)
-    axes.set_yticks(positions, labels, fontsize=7.5)
+    bars = axes.barh(positions, values, color=colours, height=0.7)
+    axes.bar_label(bars, fmt="%+.2f", fontsize=6.5, padding=2, color="#374151")  # a gap near 0 has no bar to see
+    axes.set_yticks(positions, [plot_text(label) for label in labels], fontsize=7.5)
+    axes.margins(x=0.08)  # room for the numbers at the bars' ends
     axes.axvline(0, color="#374151", linewidth=0.8)
     axes.set_xlabel("STEM − Humanities accuracy (points)")
     tidy(axes, "x", "Grey: the paper's Table 4, native-prompt columns (its Table 15, our arithmetic); blue: our runs")
@@ -35,19 +39,12 @@ def level_figure(exam: str, levels: Sequence[str], runs: Mapping[str, Mapping[st
     axes = figure.add_subplot()
     width = 0.8 / max(1, len(names))
     for index, name in enumerate(names):
-        points = [(x + (index - (len(names) - 1) / 2) * width, runs[name].get(level)) for x, level in enumerate(levels)]
-        shown = [(x, y) for x, y in points if y is not None]
-        axes.bar(
-            [x for x, _ in shown],
-            [y for _, y in shown],
-            width=width * 0.95,
-            label=name,
-            color=colour(index),
-        )
+        positions = [x + (index - (len(names) - 1) / 2) * width for x in range(len(levels))]
+        draw_bars(axes, positions, [runs[name].get(level) for level in levels], width, colour(index), name, visible=0.5)
     axes.axhline(25, color="#6b7280", linestyle=":", linewidth=0.9, label="chance (1 in 4)")
-    axes.set_xticks(range(len(levels)), levels)
+    axes.set_xticks(range(len(levels)), [plot_text(level) for level in levels])
     axes.set_ylim(0, 100)
     axes.set_ylabel("accuracy, all items (%)")
     tidy(axes, "y", f"{exam}: accuracy by level (invalid outputs count as wrong)")
-    figure.legend(fontsize=7.5, frameon=False, loc="outside lower center", ncols=2)
+    figure_legend(figure, fontsize=7.5, max_columns=3)
     return figure

@@ -23,6 +23,7 @@ from nlue.registry.tasks import TASK_NAMES, TASKS
 from nlue.space.columns import task_header
 from nlue.space.leaderboard import PAPER_KIND, Leaderboard, LeaderboardRow
 from nlue.space.table_board import SAMPLE_DATA_LABEL
+from nlue.text.safe import plot_text
 
 MONOLINGUAL, MULTILINGUAL, UNKNOWN = "monolingual (Nepali)", "multilingual", "unknown"
 COLOURS = {MONOLINGUAL: "#16a34a", MULTILINGUAL: "#7c3aed", UNKNOWN: "#6b7280"}
@@ -125,7 +126,11 @@ def params_figure(rows: Sequence[LeaderboardRow]) -> Figure:
         step = crowded.setdefault(round(row.params_millions), 0)
         crowded[round(row.params_millions)] += 1
         axes.annotate(
-            label, (row.params_millions, score), xytext=(6, 4 - 9 * step), textcoords="offset points", fontsize=7.5
+            plot_text(label),
+            (row.params_millions, score),
+            xytext=(6, 4 - 9 * step),
+            textcoords="offset points",
+            fontsize=7.5,
         )
     for group in (MONOLINGUAL, MULTILINGUAL):
         axes.scatter([], [], color=COLOURS[group], label=f"{group} (paper)")

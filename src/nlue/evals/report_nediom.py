@@ -1,6 +1,6 @@
 """The report's neDIOM section: Table 3 (8 inputs x settings) with floors, and Figures 3-5 from our runs.
 
-The table is the Space's neDIOM board (:func:`nlue.space.nediom_board.load_nediom_board`): our
+The table is the Space's neDIOM board (:func:`nlue.space.boards.nediom_board_of`): our
 runs, the floors of the test labels they used, then the paper's seven models as printed. Added
 here: the floors of the paper's own test set (our arithmetic on its label counts), and a † on
 every printed cell that sits on one of them, where the paper's model probably answered one class.
@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import pandas as pd
 
@@ -21,7 +20,9 @@ from nlue.evals.report_types import DERIVED, FLOOR, NOTE, OURS, PAPER, CellFlag,
 from nlue.idioms.table import floors
 from nlue.registry.kinds.idiomaticity import VARIANTS
 from nlue.registry.nediom import PAPER_IDIOMATIC, PAPER_LITERAL, PAPER_POOL_SIZE, TABLE3_SETTINGS
-from nlue.space.nediom_board import LEGEND, VARIANT_COLUMNS, load_nediom_board
+from nlue.results_folders import ResultsFolder
+from nlue.space.boards import nediom_board_of
+from nlue.space.nediom_board import LEGEND, VARIANT_COLUMNS
 
 logger = logging.getLogger(__name__)
 
@@ -66,8 +67,8 @@ _FLOOR_NOTE = (
 )
 
 
-def _table3(results_dir: Path) -> tuple[Table, list[str]]:
-    board = load_nediom_board(results_dir)
+def _table3(folders: Sequence[ResultsFolder]) -> tuple[Table, list[str]]:
+    board = nediom_board_of(folders)
     derived = paper_floors()
     ours = [r for r in board.rows if r["kind"] not in ("paper", "floor")]
     ours_floors = [r for r in board.rows if r["kind"] == "floor"]
@@ -140,8 +141,8 @@ def _our_floors(table: Table) -> dict[str, float]:
     return {str(r["model"]): float(_number(r[VARIANT_COLUMNS[0]]) or 0.0) for r in rows}
 
 
-def nediom_section(results_dir: Path, gathered: Gathered) -> tuple[Section, list[str]]:
-    table, skipped = _table3(results_dir)
+def nediom_section(folders: Sequence[ResultsFolder], gathered: Gathered) -> tuple[Section, list[str]]:
+    table, skipped = _table3(folders)
     cells = _cells(table)
     section = Section(
         key="nediom",

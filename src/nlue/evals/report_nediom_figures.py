@@ -18,6 +18,8 @@ from matplotlib.ticker import NullFormatter
 from nlue.evals.report_runs import model_family, model_size
 from nlue.evals.report_style import colour, tidy
 from nlue.registry.kinds.idiomaticity import CONTEXTS
+from nlue.space.charts import draw_bars, figure_legend
+from nlue.text.safe import plot_text
 
 CONTEXT_NAMES: tuple[str, ...] = tuple(CONTEXTS)  # S2, S1+S2, S2+S3, S1+S2+S3: the paper's order
 FLOOR_STYLE = {"always idiomatic": ":", "always literal": "--"}
@@ -38,7 +40,7 @@ def _floors(axes: Axes, floors: Mapping[str, float]) -> None:
     for name, value in floors.items():
         axes.axhline(value, color="#6b7280", linewidth=0.9, linestyle=FLOOR_STYLE.get(name, ":"))
         axes.annotate(
-            f"{name} {value:.2f}",
+            plot_text(f"{name} {value:.2f}"),
             (1.0, value),
             xycoords=("axes fraction", "data"),
             xytext=(3, 0),
@@ -70,21 +72,24 @@ def idiom_figure(cells: Sequence[IdiomCell], settings: Sequence[str], floors: Ma
                     (x + (slot - (2 * len(models) - 1) / 2) * width, value.get((model, setting, c, with_idiom)))
                     for x, c in enumerate(CONTEXT_NAMES)
                 ]
-                shown = [(x, y) for x, y in points if y is not None]
-                axes.bar(
-                    [x for x, _ in shown],
-                    [y for _, y in shown],
-                    width=width * 0.95,
-                    color=colour(index),
+                draw_bars(
+                    axes,
+                    [x for x, _ in points],
+                    [y for _, y in points],
+                    width,
+                    colour(index),
+                    f"{model}, {'with' if with_idiom else 'without'} idiom" if row == 0 else None,
+                    visible=0.005,
+                    number="{:.2f}",
                     alpha=1.0 if with_idiom else 0.45,
                     hatch=None if with_idiom else "//",
                     edgecolor="white",
-                    label=f"{model}, {'with' if with_idiom else 'without'} idiom" if row == 0 else None,
                 )
         _floors(axes, floors)
         axes.set_xticks(range(len(CONTEXT_NAMES)), CONTEXT_NAMES)
-        _style(axes, f"{setting}: macro-F1 by context, with and without the idiom in the input")
-    figure.legend(loc="outside lower center", ncols=min(4, 2 * len(models)), fontsize=8, frameon=False)
+        axes.set_xlim(-0.5, len(CONTEXT_NAMES) - 0.5)  # every panel the same contexts in the same places
+        _style(axes, plot_text(f"{setting}: macro-F1 by context, with and without the idiom in the input"))
+    figure_legend(figure, max_columns=4)
     return figure
 
 
@@ -113,12 +118,14 @@ def shots_figure(cells: Sequence[IdiomCell], settings: Sequence[str], floors: Ma
                 markerfacecolor=colour(index) if with_idiom else "white",
                 linestyle="-" if with_idiom else "--",
                 label=f"{model}, {'with' if with_idiom else 'without'} idiom",
+                clip_on=False,  # a point at 0 sits on the axis, whole
+                zorder=3,
             )
     _floors(axes, floors)
-    axes.set_xticks(range(len(settings)), settings)
+    axes.set_xticks(range(len(settings)), [plot_text(setting) for setting in settings])
     axes.set_xlim(-0.4, len(settings) - 0.6)
     _style(axes, "Zero-shot vs few-shot: mean macro-F1 over the contexts each run has")
-    axes.legend(fontsize=8, frameon=False, loc="upper left")
+    figure_legend(figure, max_columns=2)
     return figure
 
 
@@ -158,6 +165,8 @@ def size_figure(cells: Sequence[IdiomCell], families: Mapping[str, Sequence[str]
                     color=colour(line),
                     linestyle="-" if with_idiom else "--",
                     label=f"{family}, {setting}, {'with' if with_idiom else 'without'} idiom",
+                    clip_on=False,
+                    zorder=3,
                 )
                 line += 1
     axes.set_xscale("log")
@@ -166,5 +175,5 @@ def size_figure(cells: Sequence[IdiomCell], families: Mapping[str, Sequence[str]
     axes.xaxis.set_minor_formatter(NullFormatter())  # the sizes themselves, not powers of ten
     axes.set_xlabel("parameters (read from the model's name)")
     _style(axes, f"By model size: macro-F1 on {CONTEXT_NAMES[0]} inputs")
-    axes.legend(fontsize=8, frameon=False, loc="upper left")
+    figure_legend(figure, max_columns=2)
     return figure

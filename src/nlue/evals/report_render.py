@@ -25,6 +25,7 @@ from nlue.data.swap import swap_into_place
 from nlue.errors import NlueError
 from nlue.evals.report_style import CSS
 from nlue.evals.report_types import INCONSISTENT, ORIGIN_COLUMN, ORIGIN_LABELS, Chart, Report, Section, Table
+from nlue.text.safe import markdown_text
 
 logger = logging.getLogger(__name__)
 
@@ -49,12 +50,35 @@ def cell_text(table: Table, column: str, value: Any) -> str:
     return str(value)
 
 
+# In the report's Markdown, a name from a results file is written with markdown_text: its HTML characters as
+# entities and Markdown's punctuation after a backslash. Both stand for the character itself.
+_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+!|~>-])")
+_KEPT = re.compile("\x00(\\d+)\x00")
+
+
 def inline_html(text: str) -> str:
-    """The little Markdown the report's sentences use (`code`, **bold**, *italic*) as HTML, the rest escaped."""
-    out = html.escape(text, quote=False)
+    """The little Markdown the report's sentences use (`code`, **bold**, *italic*) as HTML, the rest escaped.
+
+    ``text`` is the report's Markdown: names from results files in it are escaped (markdown_text), and
+    show here as they are, never as markup, links or HTML.
+    """
+    literals: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        literals.append(match.group(1))
+        return f"\x00{len(literals) - 1}\x00"
+
+    source = _ESCAPED.sub(keep, html.unescape(text.replace("\x00", "")))
+    out = html.escape(source, quote=False)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
     out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
-    return re.sub(r"(?<![*\w])\*([^*\n]+)\*(?![*\w])", r"<em>\1</em>", out)
+    out = re.sub(r"(?<![*\w])\*([^*\n]+)\*(?![*\w])", r"<em>\1</em>", out)
+    return _KEPT.sub(lambda m: html.escape(literals[int(m.group(1))], quote=False), out)
+
+
+def plain_text(text: str) -> str:
+    """The report's Markdown as the plain text it shows (an image's alt text, the page's title)."""
+    return html.unescape(_ESCAPED.sub(r"\1", text))
 
 
 def _flag_notes(table: Table) -> list[str]:
@@ -70,8 +94,10 @@ def _flag_notes(table: Table) -> list[str]:
 # ------------------------------------------------------------------ HTML
 # Text that reads as a number ("0.61 ± 0.05", "+0.120 (p=0.034)", "<0.1") is aligned as one.
 _NUMBER_TEXT = re.compile(r"[+\-<]?\d*\.?\d+(?: ± \d*\.?\d+)?(?: \(p=<?\d*\.?\d+\))?")
-LONG_TEXT = 36  # characters: longer text wraps inside its cell, shorter text keeps to one line
+LONG_TEXT = 14  # characters: longer text wraps inside its cell, shorter text keeps to one line
 TALL_TABLE = 24  # rows: a taller table scrolls inside its box, its header kept in view
+WIDE_TABLE = 18  # columns: a wider table may not fit a 1280-pixel window, and says that it scrolls sideways
+_BREAK_AFTER = re.compile(r"(/|\+|__)(?=\w)")
 FOLDED_REASONS = 3  # more flag reasons than this are folded under their count
 
 
@@ -82,15 +108,20 @@ def _cell_class(value: Any, shown: str) -> str:
     return "long" if len(shown) > LONG_TEXT else "text"
 
 
+def _breakable(escaped: str) -> str:
+    """Escaped text that may wrap after ``/``, ``+`` and ``__`` too (run names, neDIOM's inputs), not only at spaces."""
+    return _BREAK_AFTER.sub(r"\1<wbr>", escaped)
+
+
 def _html_table(table: Table) -> str:
-    columns = [ORIGIN_COLUMN, *map(str, table.frame.columns)]
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    columns = [ORIGIN_COLUMN, *map(str, table.frame.columns)]  # column names are text, not Markdown
+    head = "".join(f"<th>{_breakable(html.escape(c))}</th>" for c in columns)
     body = []
     for position, (origin, record) in enumerate(zip(table.origins, table.frame.itertuples(index=False), strict=True)):
         cells = [f'<td class="origin">{html.escape(ORIGIN_LABELS[origin])}</td>']
         for column, value in zip(table.frame.columns, record, strict=True):
             shown = cell_text(table, column, value)
-            text = html.escape(shown)
+            text = _breakable(html.escape(shown))
             classes = [_cell_class(value, shown)]
             flag = table.flag_at(position, column)
             title = ""
@@ -110,12 +141,17 @@ def _html_table(table: Table) -> str:
             f"<li><details{' open' if len(reasons) <= FOLDED_REASONS else ''}><summary>why the marked cells are "
             f"marked ({len(reasons)})</summary><ul>{items}</ul></details></li>"
         )
+    wide = (
+        f'<p class="wide">{len(columns)} columns: the table scrolls sideways where the window is narrower.</p>'
+        if len(columns) > WIDE_TABLE
+        else ""
+    )
     grid = (
-        f'<div class="scroll{" tall" if len(table.frame) > TALL_TABLE else ""}"><table id="{table.key}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'
+        f'{wide}<div class="scroll{" tall" if len(table.frame) > TALL_TABLE else ""}"><table id="{table.key}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'
         f'</tbody></table></div><ul class="notes">{notes_html}</ul><p class="csv"><a href="{table.key}.csv">'
         f"{table.key}.csv</a></p>"
     )
-    title = html.escape(table.title)
+    title = inline_html(table.title)
     if table.collapsed:
         return f'<details class="table"><summary>{title} ({len(table.frame)} rows)</summary>{grid}</details>'
     return f'<div class="table"><h3>{title}</h3>{grid}</div>'
@@ -124,8 +160,8 @@ def _html_table(table: Table) -> str:
 def _html_chart(chart: Chart) -> str:
     caption = f"<figcaption>{inline_html(chart.caption)}</figcaption>" if chart.caption else ""
     return (
-        f'<figure class="chart"><h3>{html.escape(chart.title)}</h3>'
-        f'<img src="{chart.key}.png" alt="{html.escape(chart.title)}">{caption}</figure>'
+        f'<figure class="chart"><h3>{inline_html(chart.title)}</h3>'
+        f'<img src="{chart.key}.png" alt="{html.escape(plain_text(chart.title))}">{caption}</figure>'
     )
 
 
@@ -176,20 +212,22 @@ def render_html(report: Report) -> str:
 
 
 # ------------------------------------------------------------------ Markdown and CSV
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+def _md_cell(value: Any, shown: str) -> str:
+    """A cell as Markdown: a number as we wrote it; text (a name from a results file) literal, never markup."""
+    number = isinstance(value, float | int) and not isinstance(value, bool)
+    return shown if number else markdown_text(shown)
 
 
 def _md_table(table: Table) -> list[str]:
-    columns = [ORIGIN_COLUMN, *map(str, table.frame.columns)]
-    lines = [f"### {table.title}", "", "| " + " | ".join(map(_md_cell, columns)) + " |", "|---" * len(columns) + "|"]
+    columns = [markdown_text(c) for c in (ORIGIN_COLUMN, *map(str, table.frame.columns))]
+    lines = [f"### {table.title}", "", "| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
     for position, (origin, record) in enumerate(zip(table.origins, table.frame.itertuples(index=False), strict=True)):
         cells = [ORIGIN_LABELS[origin]]
         for column, value in zip(table.frame.columns, record, strict=True):
             flag = table.flag_at(position, column)
-            text = cell_text(table, column, value)
+            text = _md_cell(value, cell_text(table, column, value))
             cells.append(f"{MARKERS.get(flag.kind, '†')} {text}" if flag is not None else text)
-        lines.append("| " + " | ".join(map(_md_cell, cells)) + " |")
+        lines.append("| " + " | ".join(cells) + " |")
     lines += ["", *(f"- {note}" for note in [*table.notes, *_flag_notes(table)]), "", f"CSV: `{table.key}.csv`", ""]
     return lines
 
@@ -198,7 +236,8 @@ def render_markdown(report: Report) -> str:
     lines = [
         f"# {report.title}",
         "",
-        f"Results folder `{report.results_dir}` · {report.total_files} results files · written {report.created}",
+        f"Results folder {markdown_text(report.results_dir)} · {report.total_files} results files · written "
+        f"{report.created}",
         "",
     ]
     if report.sample:
@@ -219,7 +258,7 @@ def render_markdown(report: Report) -> str:
             else:
                 lines += [part, ""]
     if report.skipped:
-        lines += ["## Results files left out", "", *(f"- {s}" for s in report.skipped), ""]
+        lines += ["## Results files left out", "", *(f"- {markdown_text(s)}" for s in report.skipped), ""]
     return "\n".join(lines)
 
 

@@ -1,21 +1,23 @@
-"""The results folder as `nlue report` reads it: every results file, its run folder, benchmark and data.
+"""The results folders as `nlue report` reads them: every results file, its run's name, benchmark and data.
 
-The Space's boards (:mod:`nlue.space.leaderboard`, ``exam_board``, ``nediom_board``) read the same
-folder for the papers' tables; this gathers what the report needs beyond them: which files were
-scored on the embedded sample, which runs have per-item predictions for the paired tests, and the
-raw files of one benchmark for the tables the boards do not hold (few-shot deltas, levels, figures).
+The Space's boards (:mod:`nlue.space.boards`) read the same folders for the papers' tables; this
+gathers what the report needs beyond them: which files were scored on the embedded sample, which
+runs have per-item predictions for the paired tests (with the model, setting and data each was run
+with, :mod:`nlue.evals.run_groups`), and the raw files of one benchmark for the tables the boards do
+not hold (few-shot deltas, levels, figures). Several folders are read as :mod:`nlue.results_folders` says.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nlue.evals.run_groups import RunFile, run_files
 from nlue.registry.tasks import TASKS
-from nlue.results import read_results
+from nlue.results_folders import ResultsFolder, gather_results, predictions_file
 
 # A size in a model's name: 560m, 1b1 (BLOOM's 1.1B), 7B, 0.5b, 35B (not the A3B of Qwen3.6-35B-A3B).
 _SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([mMbB])(\d)?(?![A-Za-z0-9])")
@@ -23,10 +25,10 @@ _SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([mMbB])(\d)?(?![A-Za-z0-9]
 
 @dataclass(frozen=True)
 class ResultFile:
-    """One results file and where it sits: ``<results_dir>/<run>/<task>.json``."""
+    """One results file and where it sits: ``<results folder>/<run>/<task>.json``."""
 
     path: Path
-    run: str  # the run folder, relative to the results folder ("." for a file at the top)
+    run: str  # the run's name: its folder relative to the results folder, after the folder's label if several
     data: Mapping[str, Any]
 
     def _mapping(self, key: str) -> Mapping[str, Any]:
@@ -61,14 +63,12 @@ class ResultFile:
     @property
     def predictions(self) -> Path | None:
         """The per-item predictions file beside this one, when it names one that exists."""
-        name = self.data.get("predictions")
-        path = self.path.parent / str(name) if name else None
-        return path if path is not None and path.is_file() else None
+        return predictions_file(self.path, self.data)
 
 
 @dataclass
 class Gathered:
-    root: Path
+    folders: list[ResultsFolder]
     files: list[ResultFile]
 
     def of(self, benchmark: str) -> list[ResultFile]:
@@ -79,25 +79,19 @@ class Gathered:
     def sample_count(self, benchmark: str | None = None) -> int:
         return sum(f.is_sample for f in self.files if benchmark is None or f.benchmark == benchmark)
 
-    def run_folders(self) -> list[Path]:
-        """Run folders with at least one results file that has its per-item predictions."""
-        return sorted({f.path.parent for f in self.files if f.predictions is not None})
+    def run_files(self) -> list[RunFile]:
+        """The results files with per-item predictions, keyed by model, setting and data for the paired tests."""
+        return run_files((f.run, f.path, f.data) for f in self.files)
 
     def without_predictions(self) -> list[str]:
         """``run/task.json`` of every results file with no per-item predictions (left out of the paired tests)."""
-        return [f.path.relative_to(self.root).as_posix() for f in self.files if f.predictions is None]
-
-    def run_label(self, folder: Path) -> str:
-        """A run folder as the report names it: relative to the results folder."""
-        relative = Path(folder).relative_to(self.root).as_posix()
-        return relative if relative != "." else self.root.name
+        return [f"{f.run}/{f.path.name}" for f in self.files if f.predictions is None]
 
 
-def gather(results_dir: Path) -> Gathered:
-    """Every readable results file under ``results_dir`` (unreadable ones are logged by read_results)."""
-    root = Path(results_dir)
-    files = [ResultFile(path, path.parent.relative_to(root).as_posix(), data) for path, data in read_results(root)]
-    return Gathered(root, files)
+def gather(folders: Sequence[ResultsFolder]) -> Gathered:
+    """Every readable results file of the folders (unreadable ones are logged by read_results)."""
+    files = [ResultFile(found.path, found.run, found.data) for found in gather_results(folders)]
+    return Gathered(list(folders), files)
 
 
 def model_size(name: str) -> float | None:

@@ -1,8 +1,10 @@
 """The report's look: the page's style sheet, and the colours and frame its figures share.
 
 Noto fonts first (Debian's fonts-noto-core has the Devanagari and Arabic scripts), so names and
-sample text render with their conjuncts joined; wide tables scroll sideways inside their box so
-the page never grows past the window; each row's origin has its own background.
+sample text render with their conjuncts joined; text longer than a short word wraps inside its
+cell, so that a table's every column fits a 1280-pixel window; a table wider than that anyway (every
+pair of runs) scrolls sideways inside its box, with a scroll bar always shown and a line above it
+saying so, so the page never grows past the window; each row's origin has its own background.
 """
 
 from __future__ import annotations
@@ -47,18 +49,22 @@ code { font-family: "DejaVu Sans Mono", monospace; font-size: 12px; background: 
 .empty { font-style: italic; color: #92400e; background: #fffbeb; border-left: 4px solid #f59e0b;
          padding: 4px 10px; }
 nav ol { columns: 2; margin: 6px 0; }
-.scroll { overflow-x: auto; max-width: 100%; width: fit-content; border: 1px solid var(--line); }
+.scroll { overflow-x: auto; max-width: 100%; width: fit-content; border: 1px solid var(--line);
+          scrollbar-color: #9ca3af #f3f4f6; scrollbar-width: auto; }
+.scroll::-webkit-scrollbar { height: 12px; width: 12px; background: #f3f4f6; }
+.scroll::-webkit-scrollbar-thumb { background: #9ca3af; border-radius: 6px; }
 .scroll.tall { max-height: 78vh; overflow-y: auto; }
+p.wide { font-size: 12px; color: var(--muted); margin: 2px 0; }
 table { border-collapse: collapse; font-size: 12.5px; }
-th { background: #111827; color: #fff; font-weight: 600; text-align: left; padding: 4px 7px;
-     vertical-align: bottom; white-space: normal; min-width: 48px; max-width: 170px;
+th { background: #111827; color: #fff; font-weight: 600; text-align: left; padding: 4px 6px;
+     vertical-align: bottom; white-space: normal; min-width: 40px; max-width: 150px; overflow-wrap: break-word;
      position: sticky; top: 0; z-index: 1; }
-td { border-top: 1px solid var(--line); padding: 3px 7px; vertical-align: top; }
+td { border-top: 1px solid var(--line); padding: 3px 6px; vertical-align: top; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.text { white-space: nowrap; }
-td.long { white-space: normal; min-width: 170px; max-width: 340px; overflow-wrap: break-word; }
+td.long { white-space: normal; min-width: 100px; max-width: 280px; overflow-wrap: break-word; }
 td.pair { white-space: normal; text-align: center; min-width: 62px; }
-td.origin { white-space: normal; font-size: 11px; color: var(--muted); min-width: 112px; max-width: 128px; }
+td.origin { white-space: normal; font-size: 11px; color: var(--muted); min-width: 100px; max-width: 112px; }
 tr.paper td { background: #f3f4f6; }
 tr.ours td { background: #eff6ff; }
 tr.ours td.origin { color: #1d4ed8; font-weight: 600; }

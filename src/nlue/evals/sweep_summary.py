@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import tempfile
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nlue.evals.sweep import DONE, FAILED, NOT_RUN, RAN, SweepOutcome
+from nlue.results import read_results
 from nlue.text_table import text_table
 
 CSV_COLUMNS = ("model", "benchmark", "command", "setting", "column", "task", "primary_metric", "score", "sd",
@@ -57,16 +57,20 @@ def collect_scores(outcome: SweepOutcome, results_dir: Path) -> list[Score]:
     """One Score per results file the finished cells wrote, in grid order."""
     from nlue.registry.tasks import get_task
 
+    # Read as every results reader reads them (bounded, logged when unreadable); a cell's list names which.
+    found = {path.relative_to(results_dir).as_posix(): data for path, data in read_results(results_dir)}
     scores = []
     for cell_outcome in outcome.outcomes:
         if cell_outcome.status not in (DONE, RAN):
             continue
         cell = cell_outcome.cell
         for relative in cell_outcome.results:
+            data = found.get(Path(relative).as_posix())
             try:
-                data = json.loads((results_dir / relative).read_text(encoding="utf-8"))
-                task = get_task(data["task"])
-            except (OSError, json.JSONDecodeError, KeyError, ValueError, TypeError):
+                task = get_task(str(data["task"])) if data is not None else None
+            except (KeyError, ValueError, TypeError):
+                task = None
+            if data is None or task is None:
                 continue  # not a results file (a run.json, a table): nothing to summarise
             parts = _split_folder(Path(relative).parent.name, cell.results_name)
             metric = data.get("primary_metric") or task.primary_metric

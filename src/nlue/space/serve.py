@@ -88,8 +88,11 @@ def add_space_arguments(parser: argparse.ArgumentParser) -> None:
         "--results",
         dest="results",
         type=Path,
-        help=f"results folder, as the other commands' --results-dir (default: $NLUE_SPACE_RESULTS, else "
-        f"$NLUE_RESULTS_DIR, else {DEFAULT_RESULTS}: where every command writes its results)",
+        nargs="+",
+        metavar="RESULTS",
+        help=f"results folders or sweep folders (build/sweep/<name>), shown together, each run named after its "
+        f"folder when several (default: $NLUE_SPACE_RESULTS, else $NLUE_RESULTS_DIR, else {DEFAULT_RESULTS}: "
+        "where every command writes its results)",
     )
     parser.add_argument(
         "--dataset", help="dataset for the data browser, Hub id or folder (default: $NLUE_SPACE_DATASET or the sample)"
@@ -104,8 +107,9 @@ def run_space_command(args: argparse.Namespace) -> int:
     """``nlue space``: serve until interrupted."""
     if args.port is not None and not 0 < args.port < 65536:
         raise NlueError(f"--port must be a TCP port, 1-65535, got {args.port}")
-    if args.results is not None and args.results.is_file():
-        raise NlueError(f"--results-dir {args.results} is a file; give the folder of <model>/<task>.json files")
+    for folder in args.results or ():
+        if folder.is_file():
+            raise NlueError(f"--results-dir {folder} is a file; give the folder of <model>/<task>.json files")
     settings = SpaceSettings.from_env(models=args.models, results_dir=args.results, dataset=args.dataset)
     launch(settings, host=args.host, port=args.port, block=True)
     return 0

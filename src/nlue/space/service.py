@@ -24,9 +24,11 @@ from nlue.lm.factory import load_model
 from nlue.lm.spec import ModelSpec
 from nlue.registry.spec import TaskSpec
 from nlue.registry.tasks import TASKS, get_task
+from nlue.results_folders import describe
 from nlue.space import columns as cols
 from nlue.space import text
 from nlue.space.batching import Batched, MicroBatcher
+from nlue.space.boards import leaderboard_of
 from nlue.space.cache import LoadedModel, ModelCache
 from nlue.space.charts import MAX_CHART_MODELS, score_chart
 from nlue.space.data import DataBrowser
@@ -50,7 +52,6 @@ from nlue.space.leaderboard import (
     Leaderboard,
     filter_rows,
     leaderboard_frame,
-    load_leaderboard,
     sort_rows,
 )
 from nlue.space.models import ModelCatalog, ModelEntry, load_catalog
@@ -96,7 +97,7 @@ class SpaceService:
         self._board_lock = threading.Lock()
         self.results = ResultsSource(settings.results_repo, settings.results_dir, fetch, refresh_minutes())
         self.results.update()  # a Hub results repo is mirrored before the first read
-        self._board = load_leaderboard(settings.results_dir, self.results.label)
+        self._board = self._read_board()
         self.results.start(self.reload_results)
         self._batchers: dict[tuple[str, str], MicroBatcher] = {}
         self._warming: threading.Thread | None = None
@@ -298,11 +299,15 @@ class SpaceService:
         with self._board_lock:
             return self._board
 
+    def _read_board(self) -> Leaderboard:
+        """The leaderboard of every results folder; a Hub repo's mirror gives rows marked ``submitted``."""
+        return leaderboard_of(self.settings.results_folders, {self.settings.results_dir: self.results.label})
+
     def reload_results(self, fetch_again: bool = False) -> Leaderboard:
         """Read the results again (``fetch_again``: mirror a Hub results repo first, as the page's button does)."""
         if fetch_again:
             self.results.update()
-        board = load_leaderboard(self.settings.results_dir, self.results.label)
+        board = self._read_board()
         with self._board_lock:
             self._board = board
         return board
@@ -323,7 +328,7 @@ class SpaceService:
             raise NlueError(f"unknown leaderboard view {view!r}")
         rows = sort_rows(filter_rows(board.rows, kinds, query, complete_only), sort_by, descending)
         runs = sum(PAPER_KIND not in r.kinds for r in board.rows)
-        where = self.settings.results_repo or self.settings.results_dir
+        where = self.settings.results_repo or describe(self.settings.results_folders)
         status = f"{len(rows)} of {len(board.rows)} rows shown · {runs} model(s) from `{where}` ({self.results.label})"
         note = text.ranking_note(sort_by)
         if note:

@@ -9,9 +9,10 @@ configured from its Settings page without editing code:
 ``NLUE_SPACE_MODELS``       a models file (``.yaml``/``.yml``/``.json``) or a folder scanned
                             for checkpoints (default: ``build/models``)
 ``NLUE_SPACE_RESULTS``      folder of results files (default: ``$NLUE_RESULTS_DIR``, else
-                            ``build/results``), or ``<org>/<repo>``: a Hub dataset repo of
-                            results, mirrored at start and refreshed
-                            (``NLUE_SPACE_RESULTS_REFRESH_MINUTES``, default 30)
+                            ``build/results``) or a sweep's folder (``build/sweep/<name>``);
+                            several separated by ``:`` (``os.pathsep``); or ``<org>/<repo>``,
+                            alone: a Hub dataset repo of results, mirrored at start and
+                            refreshed (``NLUE_SPACE_RESULTS_REFRESH_MINUTES``, default 30)
 ``NLUE_SPACE_DATASET``      dataset for the data browser: Hub id or folder (default: sample)
 ``NLUE_SPACE_MAX_CHARS``    longest text accepted in one input field (default: 1000)
 ``NLUE_SPACE_CONCURRENCY``  GMET model calls served at once, across all visitors (default: 2)
@@ -30,12 +31,14 @@ data events' concurrency from the CPU cores the process may use.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from nlue.errors import NlueError
 from nlue.results import DEFAULT_RESULTS as DEFAULT_RESULTS_DIR
 from nlue.results import default_results_dir
+from nlue.results_folders import ResultsFolder, resolve_folders
 
 DEFAULT_MODELS = Path("build/models")
 DEFAULT_RESULTS = DEFAULT_RESULTS_DIR  # where every command writes results by default ($NLUE_RESULTS_DIR first)
@@ -102,6 +105,7 @@ class SpaceSettings:
     models: Path = DEFAULT_MODELS
     results_dir: Path = DEFAULT_RESULTS  # a local folder, or the local mirror of results_repo
     results_repo: str | None = None  # a Hub dataset repo of results (nlue.space.results_source)
+    more_results: tuple[Path, ...] = ()  # further local results or sweep folders, shown beside results_dir
     dataset: str | None = None  # None: the embedded sample data
     max_chars: int = 1000
     max_top_k: int = 20
@@ -124,24 +128,34 @@ class SpaceSettings:
     def from_env(
         cls,
         models: str | Path | None = None,
-        results_dir: str | Path | None = None,
+        results_dir: str | Path | Sequence[str | Path] | None = None,
         dataset: str | None = None,
         default_models: str | Path = DEFAULT_MODELS,
         default_results: str | Path | None = None,
         machine: Machine | None = None,
     ) -> SpaceSettings:
-        """Explicit arguments first, then the ``NLUE_SPACE_*`` variables, then defaults sized for ``machine``."""
+        """Explicit arguments first, then the ``NLUE_SPACE_*`` variables, then defaults sized for ``machine``.
+
+        ``results_dir`` (or ``NLUE_SPACE_RESULTS``, ``:``-separated) may name several folders; a Hub
+        results repo only alone.
+        """
         env = os.environ
         machine = machine or Machine.detect()
         batch = _int_env(ENV_MAX_BATCH, machine.batch_size())
         from nlue.space.results_source import looks_like_repo, mirror_folder
 
-        results = results_dir or env.get(ENV_RESULTS) or default_results or default_results_dir()
-        repo = str(results) if (results_dir or env.get(ENV_RESULTS)) and looks_like_repo(results) else None
+        named = _results_values(results_dir) or _results_values(env.get(ENV_RESULTS))
+        values = named or [str(default_results or default_results_dir())]
+        repos = [v for v in values if named and looks_like_repo(v)]
+        if repos and len(values) > 1:
+            raise NlueError(f"results: the Hub results repo {repos[0]} is read alone; give it without other folders "
+                            f"(got {', '.join(values)})")  # fmt: skip
+        repo = repos[0] if repos else None
         return cls(
             models=Path(models or env.get(ENV_MODELS) or default_models),
-            results_dir=mirror_folder(repo) if repo else Path(results),
+            results_dir=mirror_folder(repo) if repo else Path(values[0]),
             results_repo=repo,
+            more_results=tuple(Path(v) for v in values[1:]),
             dataset=dataset or env.get(ENV_DATASET) or None,
             max_chars=_int_env(ENV_MAX_CHARS, cls.max_chars),
             model_concurrency=_int_env(ENV_CONCURRENCY, machine.model_concurrency()),
@@ -151,9 +165,25 @@ class SpaceSettings:
         )
 
     @property
+    def results_folders(self) -> list[ResultsFolder]:
+        """The folders the boards read (sweep folders as their results/); one that is not there reads as empty."""
+        return resolve_folders([self.results_dir, *self.more_results], missing_ok=True)
+
+    @property
     def predict_concurrency(self) -> int:
         """Requests of the "Try a model" tab let into the handler at once (:func:`prediction_pool`)."""
         return prediction_pool(self.max_batch_size)
+
+
+def _results_values(value: str | Path | Sequence[str | Path] | None) -> list[str]:
+    """The results folders (or repo) one option or variable names: a list, or a ``:``-separated text."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        return [v for v in value.split(os.pathsep) if v]
+    if isinstance(value, Path):
+        return [str(value)]
+    return [str(v) for v in value if str(v)]
 
 
 def _int_env(name: str, default: int) -> int:

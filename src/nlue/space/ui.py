@@ -22,16 +22,15 @@ from nlue.registry.tasks import TASKS
 from nlue.space import columns as cols
 from nlue.space import http_api, text
 from nlue.space.batching import let_idle_cores_sleep
+from nlue.space.boards import exam_board_of, nediom_board_of
 from nlue.space.charts import MAX_CHART_MODELS
 from nlue.space.data import MAX_PAGE_SIZE
 from nlue.space.exam_board import LEGEND as EXAM_LEGEND
-from nlue.space.exam_board import load_exam_board
 from nlue.space.handler_errors import api_errors, visitor_errors
 from nlue.space.inference import TRY_TASKS
 from nlue.space.leaderboard import styled_frame
 from nlue.space.llm_try import build_llm_section
 from nlue.space.nediom_board import LEGEND as NEDIOM_LEGEND
-from nlue.space.nediom_board import load_nediom_board
 from nlue.space.service import SpaceService
 from nlue.space.settings import SpaceSettings
 
@@ -333,9 +332,9 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
             with gr.Tab("🏆 Leaderboard", id="leaderboard"):
                 _leaderboard_tab(service)
             with gr.Tab("📝 Exams (LLMs)", id="exams"):
-                _board_tab(EXAM_LEGEND, load_exam_board(settings.results_dir), "exam-table")
+                _board_tab(EXAM_LEGEND, exam_board_of(settings.results_folders), "exam-table")
             with gr.Tab("🪶 Idioms (neDIOM)", id="nediom"):
-                _board_tab(NEDIOM_LEGEND, load_nediom_board(settings.results_dir), "nediom-table")
+                _board_tab(NEDIOM_LEGEND, nediom_board_of(settings.results_folders), "nediom-table")
             with gr.Tab("About", id="about"):
                 gr.Markdown(text.ABOUT)
     for name, value in GRADIO_ANALYTICS.items():  # read when the queue is made; an operator's own values win

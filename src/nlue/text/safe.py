@@ -51,6 +51,15 @@ def markdown_text(text: object) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(value, quote=False))
 
 
+def plot_text(text: object) -> str:
+    """``text`` for a matplotlib label, title or legend: literal, never mathtext.
+
+    matplotlib reads the text between two ``$`` as TeX math (a name like ``$\\frac`` even fails to
+    draw); an escaped ``\\$`` is drawn as a dollar sign.
+    """
+    return str(text).replace("$", r"\$")
+
+
 # ------------------------------------------------------------------ spreadsheet cells
 # What a spreadsheet reads as the start of a formula (OWASP's list for CSV injection), and the guard
 # quote itself so that guarding is reversible: a text that starts with a quote gets one more.
