@@ -34,6 +34,7 @@ from nlue.errors import NlueError
 from nlue.predictions import read_predictions
 from nlue.registry.kinds.multiple_choice import MultipleChoiceKind
 from nlue.registry.tasks import TaskSpec, get_task
+from nlue.results_files import BadResultsFile, predictions_file, read_json_object
 
 logger = logging.getLogger(__name__)
 
@@ -60,16 +61,16 @@ def load_run(folder: Path) -> dict[str, RunTask]:
     found: dict[str, RunTask] = {}
     for path in sorted(folder.glob("*.json")):
         try:
-            result = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise NlueError(f"{path}: not a readable results file ({exc})") from None
+            result = read_json_object(path)  # bounded in size and depth: a results folder is outside input
+        except BadResultsFile as exc:
+            raise NlueError(f"not a readable results file: {exc}") from None
         if not isinstance(result, dict) or "task" not in result:
             continue
         if not result.get("predictions"):
             logger.warning("%s: no per-item predictions (written by an older nlue?): left out of the comparison", path)
             continue
         key = path.name.removesuffix(".json")  # gmet and gmet.human are compared apart
-        found[key] = RunTask(str(folder), path, result, read_predictions(path.parent / result["predictions"]))
+        found[key] = RunTask(str(folder), path, result, read_predictions(predictions_file(path, result)))
     if not found:
         raise NlueError(f"{folder}: no results file with per-item predictions to compare")
     return found

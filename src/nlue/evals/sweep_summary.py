@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from nlue.evals.sweep import DONE, FAILED, NOT_RUN, RAN, SweepOutcome
+from nlue.results_files import read_json_object
 from nlue.text_table import text_table
 
 CSV_COLUMNS = ("model", "benchmark", "command", "setting", "column", "task", "primary_metric", "score", "sd",
@@ -64,7 +65,7 @@ def collect_scores(outcome: SweepOutcome, results_dir: Path) -> list[Score]:
         cell = cell_outcome.cell
         for relative in cell_outcome.results:
             try:
-                data = json.loads((results_dir / relative).read_text(encoding="utf-8"))
+                data = read_json_object(results_dir / relative)  # bounded: a BadResultsFile is a ValueError
                 task = get_task(data["task"])
             except (OSError, json.JSONDecodeError, KeyError, ValueError, TypeError):
                 continue  # not a results file (a run.json, a table): nothing to summarise
