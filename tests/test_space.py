@@ -476,7 +476,7 @@ def test_filter_and_sort(tmp_path: Path) -> None:
     assert len(filter_rows(rows, ["paper", "fine-tune"], complete_only=True)) == 10
     assert filter_rows(rows, []) == []
     by_sa = sort_rows(rows, "SA")
-    assert by_sa[0].model == "xlm-best"
+    assert by_sa[0].model == "m-DeBERTa-v3" and by_sa[-1].model == "xlm-best"  # unverified: ranked after the checked
     by_mnli = sort_rows(rows, "MNLI")
     assert by_mnli[0].model == "m-DeBERTa-v3" and by_mnli[-1].model == "xlm-best"  # missing goes last
     assert sort_rows(rows, "MNLI", descending=False)[-1].model == "xlm-best"
@@ -489,7 +489,7 @@ def test_filter_and_sort(tmp_path: Path) -> None:
 def test_columns_follow_the_registry() -> None:
     names = [c.name for c in cols.leaderboard_columns()]
     assert [c.task for c in cols.TASK_COLUMNS] == list(TASK_NAMES)
-    assert names[:5] == ["Model", "Kind", "Source", "NLUE score", "Tasks"] and "GMET" in names
+    assert names[:7] == ["Model", "Data", "Check", "Kind", "Source", "NLUE score", "Tasks"] and "GMET" in names
     with_ci = [c.name for c in cols.leaderboard_columns(show_ci=True)]
     assert with_ci.index("SA 95% CI") == with_ci.index("SA") + 1
     assert len(cols.column_widths(cols.leaderboard_columns(True))) == len(with_ci)
@@ -539,7 +539,7 @@ def test_a_diagnostic_never_gets_an_nlue_score(tmp_path: Path) -> None:
 
 def test_the_paper_view_shows_every_printed_number_and_the_flags() -> None:
     names = [c.name for c in cols.leaderboard_columns(view=cols.PAPER_VIEW)]
-    assert names[:2] == ["Model", "Kind"] and "NLUE score" not in names
+    assert names[:5] == ["Model", "Data", "Check", "Kind", "Source"] and "NLUE score" not in names
     assert [(c.task, c.metric) for c in cols.PAPER_METRIC_COLUMNS] == list(RESULT_COLUMNS)
     frame = leaderboard_frame(paper_rows(), view=cols.PAPER_VIEW).set_index("Model")
     assert frame.loc["NepBERTa", "WG acc"] == 67.12 and frame.loc["NepBERTa", "WG F1"] == 50.52  # as printed

@@ -40,6 +40,11 @@ BROWSER_ARGS = [
 ]
 TIMEOUT_MS = 30_000
 MAX_CHARS = 300
+HOSTILE_NAME = "![x](http://e/x.png)<script>alert(1)</script>"
+# Header texts the table cut short (a CSS ellipsis: the text is wider than its box), in the view on screen.
+CUT_HEADERS = """Array.from(document.querySelectorAll('#leaderboard-table thead th'))
+  .filter(th => Array.from(th.querySelectorAll('.header')).some(e => e.scrollWidth > e.clientWidth + 1))
+  .map(th => th.innerText.trim())"""
 
 
 def _free_port() -> int:
@@ -56,6 +61,11 @@ def space_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     metrics = {"accuracy": 0.52, "macro_f1": 0.5, "macro_f1_ci_low": 0.4, "macro_f1_ci_high": 0.6}
     run = RunResult(task="sa", model=str(models / "sa"), kind="fine-tune", metrics=metrics)
     write_result(run, results, "tiny-bert")
+    # Names from outside (issue 29, item 20): a model name and a task name holding Markdown and HTML.
+    hostile = RunResult(task="sa", model=HOSTILE_NAME, kind="zero-shot", metrics={"accuracy": 0.5, "macro_f1": 0.4})
+    written = write_result(hostile, results)  # in the folder named after it, so the row shows the name itself
+    text = written.read_text(encoding="utf-8")
+    (written.parent / "rte.json").write_text(text.replace('"task": "sa"', f'"task": "{HOSTILE_NAME}"'))
     settings = SpaceSettings(models=models, results_dir=results, max_chars=MAX_CHARS)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("NLUE_CACHE", str(root / "nlue-cache"))
@@ -163,3 +173,25 @@ def test_the_exam_board_shows_the_papers_rows_with_readable_headers(page: sync_a
     # (a squeezed column stacked its letters one per line, several hundred pixels tall).
     assert box is not None and box["width"] >= 9 * len("Humanities") and box["height"] < 120, box
     page.screenshot(path=ARTIFACTS / "exams.png", full_page=True)
+
+
+def test_leaderboard_headers_are_whole_at_1280_px_and_names_from_files_stay_text(page: sync_api.Page) -> None:
+    """issue 29, items 29 and 20: no header cut to "COL..." at 1280 px, the sample flag beside the model, and a
+    name holding Markdown or HTML shown as text (no remote image, no link, no script)."""
+    expect = sync_api.expect
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    page.get_by_role("tab", name="Leaderboard").click()
+    table = page.locator("#leaderboard-table")
+    for view in ("The paper's metrics", "Primary metrics + NLUE score (nlue conventions)"):
+        page.get_by_label(view).check()
+        expect(table).to_contain_text("STSB")
+        page.wait_for_timeout(500)  # the widths are applied after the rows
+        assert page.evaluate(CUT_HEADERS) == [], view
+        headers = table.locator("thead th").all_inner_texts()
+        assert [h.strip() for h in headers[:3]] == ["Model", "Data", "Check"], headers
+    expect(table).to_contain_text(HOSTILE_NAME)  # the model name, as typed
+    expect(page.locator("#nlue-status")).to_contain_text(f"unknown NLUE task '{HOSTILE_NAME}'")
+    remote = 'Array.from(document.querySelectorAll(\'img[src*="//e/"], a[href*="//e/"]\')).length'
+    assert page.evaluate(remote) == 0
+    page.screenshot(path=ARTIFACTS / "leaderboard-1280.png")
+    page.set_viewport_size({"width": 1440, "height": 1000})

@@ -48,7 +48,8 @@ def test_submit_refuses_sample_data_a_partial_run_and_missing_predictions(run: P
     assert main(["submit", str(run), "--repo-id", "o/r", "--release", release, "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert "do not give the dataset fingerprint" in err and "scored on other items than the release" in err
-    assert "rte.predictions.jsonl: cannot be read" in err and "(3 problems)" in err  # every problem at once
+    assert "rte.predictions.jsonl: cannot be read" in err and "(5 problems)" in err  # every problem at once
+    assert "sa.json: macro_f1: stored 0.69697, its predictions give 0.666667" in err  # the cut rows, rescored
 
 
 def test_submit_opens_one_pull_request_with_the_checked_files(run: Path, monkeypatch, capsys) -> None:

@@ -31,8 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from nlue.errors import NlueError
 from nlue.registry.tasks import TaskSpec
+from nlue.results_files import BadResultsFile, iter_json_lines
 
 SUFFIX = ".predictions.jsonl"
 ID_FIELDS = ("id", "idx")  # a stable id where the data has one (the exams, neDIOM), else the row index
@@ -124,23 +124,13 @@ def attach(result: Any, rows: Sequence[Mapping[str, Any]], results_dir: Path, na
 
 
 def read_predictions(path: Path) -> list[dict[str, Any]]:
-    """The rows of a predictions file; a clear error for a file that is not one."""
+    """The rows of a predictions file, streamed under the limits of :mod:`nlue.results_files`; a clear error
+    (a :class:`~nlue.results_files.BadResultsFile`) for a file that is not one."""
     rows = []
-    try:
-        with Path(path).open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                row = json.loads(line)
-                if not isinstance(row, dict) or not {"id", "input_sha256", "prediction", "gold"} <= set(row):
-                    raise NlueError(
-                        f"{path}, line {number}: not a predictions row (id, input_sha256, prediction, gold)"
-                    )
-                rows.append(row)
-    except json.JSONDecodeError as exc:
-        raise NlueError(f"{path}: not JSON lines ({exc})") from None
-    except OSError as exc:
-        raise NlueError(f"{path}: cannot be read ({exc})") from None
+    for number, row in iter_json_lines(Path(path)):
+        if not isinstance(row, dict) or not {"id", "input_sha256", "prediction", "gold"} <= set(row):
+            raise BadResultsFile(f"{path}, line {number}: not a predictions row (id, input_sha256, prediction, gold)")
+        rows.append(row)
     return rows
 
 

@@ -12,7 +12,7 @@ import os
 import platform
 import re
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nlue.registry.tasks import get_task
+from nlue.results_files import BadResultsFile, read_json_object
 from nlue.scoring.overall import primary_score
 
 logger = logging.getLogger(__name__)
@@ -153,19 +154,34 @@ def write_result(result: RunResult, results_dir: Path, name: str | None = None) 
     return path
 
 
-def read_results(results_dir: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
-    """Every readable results file under ``results_dir``; unreadable ones are logged and skipped."""
+NOT_RESULTS = "not an nlue results file"  # the start of read_results' reason for a JSON file that is no run
+
+
+def read_results(
+    results_dir: Path, on_skip: Callable[[Path, str], object] | None = None
+) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Every readable results file under ``results_dir``, read under the limits of :mod:`nlue.results_files`.
+
+    A file that cannot be read, breaks a limit or is not an nlue results file is logged and skipped;
+    ``on_skip(path, reason)`` hears of each one, so that a table can list it with its reason.
+    """
     root = Path(results_dir)
     if not root.is_dir():
         return
     for path in sorted(root.rglob("*.json")):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            logger.warning("skipping unreadable results file %s: %s", path, exc)
+            data = read_json_object(path)
+        except BadResultsFile as exc:
+            reason = str(exc).removeprefix(f"{path}: ")
+            logger.warning("skipping unreadable results file %s: %s", path, reason)
+            if on_skip is not None:
+                on_skip(path, reason)
             continue
-        if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION or "task" not in data:
-            logger.warning("skipping %s: not an nlue results file (schema_version %s)", path, SCHEMA_VERSION)
+        if data.get("schema_version") != SCHEMA_VERSION or "task" not in data:
+            reason = f"{NOT_RESULTS} (no task, or schema_version other than {SCHEMA_VERSION})"
+            logger.warning("skipping %s: %s", path, reason)
+            if on_skip is not None:
+                on_skip(path, reason)
             continue
         if path.name == CHECKPOINT_COPY:  # beside a checkpoint, a copy of a run whose results file is elsewhere
             logger.info("skipping %s: a checkpoint's own copy of its results, not a run", path)

@@ -24,6 +24,8 @@ from typing import Any
 
 from nlue.errors import NlueError
 from nlue.results import read_results
+from nlue.results_files import BadResultsFile
+from nlue.results_files import predictions_file as checked_predictions_file
 
 logger = logging.getLogger(__name__)
 
@@ -117,12 +119,17 @@ class FoundResults:
 
 
 def predictions_file(path: Path, data: Mapping[str, Any]) -> Path | None:
-    """The per-item predictions file a results file names, when it is a file beside it (never a path elsewhere)."""
-    name = data.get("predictions")
-    if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+    """The per-item predictions file a results file names, when it lies inside its folder; None otherwise.
+
+    The checks are :func:`nlue.results_files.predictions_file`'s; here a refused path (absolute, ``..``,
+    a symlink leading out) or a missing file only means the run has no predictions to read.
+    """
+    try:
+        found = checked_predictions_file(path, data)
+    except BadResultsFile as exc:
+        logger.warning("%s", exc)
         return None
-    found = path.parent / name
-    return found if found.is_file() else None
+    return found if found is not None and found.is_file() else None
 
 
 def gather_results(folders: Sequence[ResultsFolder]) -> list[FoundResults]:

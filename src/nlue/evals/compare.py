@@ -34,8 +34,8 @@ from nlue.errors import NlueError
 from nlue.predictions import read_predictions
 from nlue.registry.kinds.multiple_choice import MultipleChoiceKind
 from nlue.registry.tasks import TaskSpec, get_task
-from nlue.results import read_results
-from nlue.results_folders import predictions_file
+from nlue.results import NOT_RESULTS, read_results
+from nlue.results_files import predictions_file
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +52,12 @@ class RunTask:
     rows: list[dict[str, Any]]
 
 
+def _refuse_unreadable(path: Path, reason: str) -> None:
+    """A run folder's file that cannot be read stops the comparison (a JSON file that is no run does not)."""
+    if not reason.startswith(NOT_RESULTS):
+        raise NlueError(f"{path}: not a readable results file: {reason}")
+
+
 def load_run(folder: Path) -> dict[str, RunTask]:
     """The tasks of one run folder that have per-item predictions; a clear error for a folder without any.
 
@@ -64,7 +70,7 @@ def load_run(folder: Path) -> dict[str, RunTask]:
             f"{folder}: no such run folder (give <results-dir>/<name>, as `nlue llm` or `nlue train` wrote)"
         )
     found: dict[str, RunTask] = {}
-    for path, result in read_results(folder):
+    for path, result in read_results(folder, on_skip=_refuse_unreadable):  # bounded in size and depth
         if path.parent != folder:
             continue  # a folder inside the run (a checkpoint's) is not this run
         if not result.get("predictions"):

@@ -52,7 +52,7 @@ def cell_text(table: Table, column: str, value: Any) -> str:
 
 # In the report's Markdown, a name from a results file is written with markdown_text: its HTML characters as
 # entities and Markdown's punctuation after a backslash. Both stand for the character itself.
-_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+!|~>-])")
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: a backslash escapes any ASCII punctuation
 _KEPT = re.compile("\x00(\\d+)\x00")
 
 

@@ -3,38 +3,52 @@
 ``nlue submit RUN --repo-id <org>/<repo> --release <dataset>`` checks every results file of a run
 folder before anything leaves the machine, and reports every problem at once:
 
-* the results file's schema (a known task and kind, finite metrics, the fields every file has);
+* the results file's schema (a known task and kind, the fields every file has), read under the size
+  and depth limits of :mod:`nlue.results_files`;
+* every stored metric a finite number in its range (:mod:`nlue.scoring.ranges`: no accuracy of 42);
 * not scored on sample data, and not a diagnostic (which saw the answers);
-* per-item predictions present, their rows whole (id, input fingerprint, prediction, gold), as many
-  as the results file says, and their fingerprint the one the results file records;
+* per-item predictions present, inside the run folder (no absolute path, ``..`` or symlink leading
+  out), their rows whole (id, input fingerprint, prediction, gold), as many as the results file says,
+  and their fingerprint the one the results file records;
 * the dataset fingerprint equal to the published release's (``--release``: the Hub id or folder of
   the released dataset): the run scored the whole test split as released, not a sample, a ``--limit``
   or an edited copy;
+* every score recomputed from the predictions against the release's gold answers, with the scoring
+  code the runs use (:mod:`nlue.evals.verify`): a stored score that disagrees is refused, naming the
+  metric, the stored and the recomputed value;
 * the package versions the run was made with.
 
 It then opens one pull request on the results repo (a Hub dataset repo the Space can read,
 ``NLUE_SPACE_RESULTS=<org>/<repo>``) adding ``runs/<run name>/`` with the results and predictions
-files. ``--dry-run`` prints exactly the files and the pull request's text, and sends nothing.
+files. ``--dry-run`` prints exactly the files (where each comes from, where it goes) and the pull
+request's text, and sends nothing.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nlue.errors import NlueError
+from nlue.evals.verify import VERIFIED, compare_with_predictions, range_problems
 from nlue.predictions import read_predictions, release_fingerprint, split_fingerprint
 from nlue.registry.tasks import get_task
+from nlue.results_files import BadResultsFile, predictions_file, read_json_object
+from nlue.text.safe import markdown_text
 
 logger = logging.getLogger(__name__)
 
 REQUIRED = ("task", "model", "kind", "metrics", "primary_metric", "dataset", "versions", "created", "schema_version")
 KINDS = ("fine-tune", "zero-shot", "few-shot", "baseline")
+RELEASE_HELP = (
+    "the release is the published dataset the run was scored on, whose gold answers score it again: a dataset "
+    "repo made by `nlue build --source <your source files> --out build` (the folder build/nlue) and published by "
+    "`nlue push build/nlue --repo-id <org>/nlue`. Give its Hub id (--release <org>/nlue) or the built folder "
+    "(--release build/nlue); the exams and neDIOM are releases of their own (`nlue build --configs mcq_ne ...`)"
+)
 
 
 @dataclass
@@ -52,20 +66,31 @@ class Submission:
         return f"Results: {', '.join(models)} on {', '.join(row['task'] for row in self.rows)}"
 
     def description(self) -> str:
-        lines = [f"Run `{self.run}`, checked by `nlue submit` before upload:", "",
-                 "| task | model | kind | primary metric | score | dataset fingerprint | nlue |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+        lines = [f"Run {markdown_text(self.run)}, checked by `nlue submit` before upload:", "",
+                 "| task | model | kind | primary metric | score (recomputed) | dataset fingerprint | nlue |",
+                 "|---|---|---|---|---|---|---|"]  # fmt: skip
         for row in self.rows:
-            lines.append(f"| {row['task']} | {row['model']} | {row['kind']} | {row['primary_metric']} | "
-                         f"{row['score']:.4f} | {row['fingerprint'][:12]} | {row['nlue']} |")  # fmt: skip
-        lines += ["", "Every results file comes with its per-item predictions; the fingerprints equal the release's."]
+            cells = [row["task"], row["model"], row["kind"], row["primary_metric"], f"{row['score']:.4f}",
+                     row["fingerprint"][:12], row["nlue"]]  # fmt: skip
+            lines.append("| " + " | ".join(markdown_text(cell) for cell in cells) + " |")
+        lines += ["", "Every results file comes with its per-item predictions; the fingerprints equal the release's, "
+                  "and every score was recomputed from the predictions against the release's gold answers."]  # fmt: skip
         return "\n".join(lines)
 
 
-def _check_file(path: Path, release: str, expected: dict[str, str], problems: list[str]) -> dict[str, Any] | None:
+@dataclass
+class _Release:
+    """What a release holds for one task and split: the fingerprint of a complete run, and the gold answers."""
+
+    fingerprint: str
+    golds: list[Any]
+
+
+def _check_file(path: Path, release: str, expected: dict[str, _Release], problems: list[str]) -> dict[str, Any] | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        problems.append(f"{path}: not a readable results file ({exc})")
+        data = read_json_object(path)
+    except BadResultsFile as exc:
+        problems.append(f"not a readable results file: {exc}")
         return None
     missing = [name for name in REQUIRED if name not in data]
     if missing:
@@ -78,19 +103,22 @@ def _check_file(path: Path, release: str, expected: dict[str, str], problems: li
         return None
     if data["kind"] not in KINDS:
         problems.append(f"{path}: kind {data['kind']!r} cannot be submitted (expected one of {', '.join(KINDS)})")
-    bad = [k for k, v in data["metrics"].items() if not isinstance(v, int | float) or not math.isfinite(v)]
-    if bad:
-        problems.append(f"{path}: metrics {', '.join(bad)} are not finite numbers")
-    dataset = data["dataset"] if isinstance(data["dataset"], dict) else {}
+    if not isinstance(data["metrics"], Mapping):
+        problems.append(f"{path}: its metrics are not a mapping of metric names to numbers")
+        return None
+    out_of_range = range_problems(data["metrics"])
+    problems += [f"{path}: {problem}" for problem in out_of_range]
+    dataset = data["dataset"] if isinstance(data["dataset"], Mapping) else {}
     if dataset.get("is_sample"):
         problems.append(f"{path}: scored on the embedded SAMPLE data, which says nothing about a model")
     if not {"nlue", "python"} <= set(data.get("versions") or {}):
         problems.append(f"{path}: the package versions (versions.nlue, versions.python) are missing")
-    if not data.get("predictions"):
-        problems.append(f"{path}: no per-item predictions (field `predictions`); run it again with this nlue")
-        return None
-    rows_path = path.parent / str(data["predictions"])
     try:
+        rows_path = predictions_file(path, data)
+        if rows_path is None:
+            problems.append(f"{path}: no per-item predictions (field `predictions`), so its scores cannot be "
+                            "recomputed; run it again with this nlue")  # fmt: skip
+            return None
         rows = read_predictions(rows_path)
     except NlueError as exc:
         problems.append(str(exc))
@@ -103,16 +131,27 @@ def _check_file(path: Path, release: str, expected: dict[str, str], problems: li
     split = str(dataset.get("split") or "test")
     key = f"{task.name}/{split}"
     if key not in expected:
-        expected[key] = _release_fingerprint(release, task, split)
-    if fingerprint != expected[key]:
+        expected[key] = _release_split(release, task, split)
+    released = expected[key]
+    if fingerprint != released.fingerprint:
         problems.append(f"{path}: scored on other items than the release {release} ({task.name}, {split}): "
                         "submit a run of the whole split as released (no --limit, not an edited copy)")  # fmt: skip
-    return {"task": task.name, "model": str(data["model"]), "kind": str(data["kind"]), "score": data.get("primary_score"),
-            "primary_metric": str(data["primary_metric"]), "fingerprint": fingerprint,
-            "nlue": (data.get("versions") or {}).get("nlue", "?"), "predictions": rows_path}  # fmt: skip
+    # The release's gold where the run scored the release's items in its order; otherwise (refused above) the rows'
+    # own, so that a disagreement is reported too.
+    golds = released.golds if fingerprint == released.fingerprint else None
+    check = compare_with_predictions(task, rows, data, golds)
+    if check.status != VERIFIED:
+        against = "the release's gold answers" if golds is not None else "their own gold answers"
+        reasons = [reason for reason in check.reasons if reason not in out_of_range]
+        problems += [f"{path}: {reason} (predictions scored against {against})" for reason in reasons]
+        return None
+    return {"task": task.name, "model": str(data["model"]), "kind": str(data["kind"]),
+            "score": check.recomputed[task.primary_metric], "primary_metric": str(data["primary_metric"]),
+            "fingerprint": fingerprint, "nlue": (data.get("versions") or {}).get("nlue", "?"),
+            "predictions": rows_path}  # fmt: skip
 
 
-def _release_fingerprint(release: str, task: Any, split: str) -> str:
+def _release_split(release: str, task: Any, split: str) -> _Release:
     from nlue.data.access import load_task
 
     try:
@@ -121,7 +160,8 @@ def _release_fingerprint(release: str, task: Any, split: str) -> str:
         raise NlueError(f"--release {release!r}: cannot load {task.name} ({exc})") from None
     if split not in data:
         raise NlueError(f"--release {release!r}: {task.name} has no {split!r} split")
-    return release_fingerprint(task, [dict(row) for row in data[split]])
+    items = [dict(row) for row in data[split]]
+    return _Release(release_fingerprint(task, items), [task.kind.gold(task, item) for item in items])
 
 
 def check_run(folder: Path, release: str) -> Submission:
@@ -130,7 +170,7 @@ def check_run(folder: Path, release: str) -> Submission:
     if not folder.is_dir():
         raise NlueError(f"{folder}: no such run folder")
     submission = Submission(folder.name)
-    expected: dict[str, str] = {}
+    expected: dict[str, _Release] = {}
     paths = sorted(p for p in folder.glob("*.json"))
     if not paths:
         raise NlueError(f"{folder}: no results files to submit")
@@ -141,7 +181,8 @@ def check_run(folder: Path, release: str) -> Submission:
         rows_path = row.pop("predictions")
         submission.rows.append(row)
         for local in (path, rows_path):
-            submission.files.append((f"runs/{folder.name}/{local.name}", local, local.stat().st_size))
+            inside = local.relative_to(folder).as_posix()  # predictions_file keeps it inside the folder
+            submission.files.append((f"runs/{folder.name}/{inside}", local, local.stat().st_size))
     if submission.problems:
         shown = "\n  ".join(submission.problems)
         raise NlueError(

@@ -4,8 +4,14 @@
     nlue submit xlmr-base --repo-id my-org/nlue-results --release my-org/nlue
 
 RUN is a run folder (or its name in the results folder). Everything is checked before anything is
-sent (see :mod:`nlue.evals.submission`); the token comes from HF_TOKEN or `hf auth login` and is
-never printed. --dry-run prints exactly the files and the pull request's text.
+sent (see :mod:`nlue.evals.submission`), every score recomputed from the run's per-item predictions
+against the release's gold answers; the token comes from HF_TOKEN or `hf auth login` and is never
+printed. --dry-run prints exactly the files (each one's local path and its path in the repo) and the
+pull request's text.
+
+The release (--release) is the published dataset the run must have scored in full: the Hub id, or a
+local folder, of the dataset repo `nlue build` made (`nlue build --source raw/ --out build`, then
+`nlue push build/nlue --repo-id my-org/nlue`).
 """
 
 from __future__ import annotations
@@ -15,8 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nlue.cli_support import add_logging_options, run_with_parser
-from nlue.evals.submission import check_run, open_pull_request
+from nlue.errors import NlueError
+from nlue.evals.submission import RELEASE_HELP, check_run, open_pull_request
 from nlue.results import RESULTS_DIR_HELP, default_results_dir
+from nlue.text.safe import terminal_safe
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,8 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("run", metavar="RUN", help="a run folder, or its name in the results folder")
     parser.add_argument("--repo-id", required=True, help="the results repo on the Hub (a dataset repo): owner/name")
-    parser.add_argument("--release", required=True,
-                        help="the released dataset the run must have scored in full: a Hub id or a folder")  # fmt: skip
+    parser.add_argument("--release",
+                        help="the released dataset the run must have scored in full (its gold answers score the "
+                             "run again): a Hub id or a folder that `nlue build` made")  # fmt: skip
     parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP + "; where a RUN given by name is found")
     parser.add_argument("--dry-run", action="store_true", help="print the files and the pull request; send nothing")
     add_logging_options(parser)
@@ -37,15 +46,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.release:
+        raise NlueError(f"nlue submit needs --release: {RELEASE_HELP}.")
     folder = Path(args.run)
     results_dir = args.results_dir or default_results_dir()
     if not folder.is_dir() and (results_dir / args.run).is_dir():
         folder = results_dir / args.run
     submission = check_run(folder, args.release)
     print(f"{folder}: {len(submission.rows)} results checked; the pull request on {args.repo_id} (dataset repo) adds:")
-    for path, _, size in submission.files:
-        print(f"  {path}  ({size:,} bytes)")
-    print(f"\ntitle: {submission.title}\n\n{submission.description()}\n")
+    for path, local, size in submission.files:
+        print(f"  {terminal_safe(path)}  <- {terminal_safe(local.resolve())}  ({size:,} bytes)")
+    print(f"\ntitle: {terminal_safe(submission.title)}\n\n{terminal_safe(submission.description(), None)}\n")
     url = open_pull_request(submission, args.repo_id, args.dry_run)
     print("dry run: nothing was sent" if url is None else f"pull request: {url}")
     return 0

@@ -78,15 +78,25 @@ SOURCE = Column(
     "Source", "str", "paper: the paper's tables; submitted: a run checked by `nlue submit` in the results repo; local"
 )
 PARAMS = Column("Params (M)", "number", "parameters in millions, where known")
-DATA = Column("Data", "str", "what the scores were measured on")
+DATA = Column("Data", "str", "what the scores were measured on; ⚠ sample data says nothing about a model")
+CHECK = Column(
+    "Check",
+    "str",
+    "✓ recomputed: every score was recomputed from the run's per-item predictions and agrees; unverified: no "
+    "predictions to recompute from (ranked after the checked rows); ⚠ left out: a stored score disagreed with its "
+    "predictions or lay outside its range (the reason is listed below the table); the paper's rows are as printed",
+)
 FLAGS = Column("Flags", "str", "cells of the paper's tables that fail a consistency check (explained below the table)")
 NLUE_SCORE = Column(
     "NLUE score", "number", "mean primary metric over the tasks present: an nlue convention, not defined by the paper"
 )
 COVERAGE = Column("Tasks", "str", "tasks present out of twelve; incomplete rows leave the missing task cells empty")
 
-LEADING_COLUMNS: tuple[Column, ...] = (MODEL, KIND, SOURCE, NLUE_SCORE, COVERAGE)
-TRAILING_COLUMNS: tuple[Column, ...] = (FLAGS, PARAMS, DATA)
+# What a row is comes first, beside the model name (pinned): what it was measured on (sample data flagged) and
+# whether its scores were checked; the scores follow.
+IDENTITY_COLUMNS: tuple[Column, ...] = (MODEL, DATA, CHECK, KIND, SOURCE)
+LEADING_COLUMNS: tuple[Column, ...] = (*IDENTITY_COLUMNS, NLUE_SCORE, COVERAGE)
+TRAILING_COLUMNS: tuple[Column, ...] = (FLAGS, PARAMS)
 TASK_COLUMNS: tuple[Column, ...] = tuple(
     Column(
         task_header(t),
@@ -156,13 +166,13 @@ def leaderboard_columns(
 ) -> list[Column]:
     """The table's columns in ``view``.
 
-    Primary view: the model and its NLUE score, one column per task (followed by the sd over seeds
-    where a row has several, and with ``show_ci`` by its interval), the automatic GMET column, then
-    flags, size and data. Paper view: the model, every metric the paper prints, the automatic GMET
-    metrics, flags, size, data.
+    Both views start with what a row is: the model, its data (sample data flagged), its check, kind and
+    source. Primary view: then the NLUE score, one column per task (followed by the sd over seeds where
+    a row has several, and with ``show_ci`` by its interval), the automatic GMET column, then flags and
+    size. Paper view: then every metric the paper prints, the automatic GMET metrics, flags, size.
     """
     if view == PAPER_VIEW:
-        return [MODEL, KIND, SOURCE, *PAPER_METRIC_COLUMNS, *AUTOMATIC_METRIC_COLUMNS, *TRAILING_COLUMNS]
+        return [*IDENTITY_COLUMNS, *PAPER_METRIC_COLUMNS, *AUTOMATIC_METRIC_COLUMNS, *TRAILING_COLUMNS]
     columns = [*LEADING_COLUMNS]
     for score, sd, interval in zip(TASK_COLUMNS, SD_COLUMNS, CI_COLUMNS, strict=True):
         columns.append(score)
@@ -176,21 +186,37 @@ def leaderboard_columns(
 
 def column_named(name: str) -> Column:
     """The column a table header names (every column of every view)."""
-    every = (*LEADING_COLUMNS, KIND, *TASK_COLUMNS, *SD_COLUMNS, *CI_COLUMNS, *AUTOMATIC_COLUMNS, *PAPER_METRIC_COLUMNS,
+    every = (*LEADING_COLUMNS, *TASK_COLUMNS, *SD_COLUMNS, *CI_COLUMNS, *AUTOMATIC_COLUMNS, *PAPER_METRIC_COLUMNS,
              *AUTOMATIC_METRIC_COLUMNS, *TRAILING_COLUMNS)  # fmt: skip
     return next(c for c in every if c.name == name)
 
 
 def column_widths(columns: list[Column]) -> list[str]:
-    """CSS widths that keep the score columns narrow and the text columns readable."""
+    """CSS widths that show every header whole: text columns get room to read, the others their longest header word.
+
+    The table wraps its headers between words ("STSB" over "Spearman"), so a column needs the width of
+    its longest header word, or of a score ("100.00"), whichever is wider: a fixed narrow width cut
+    headers to "COL..." at 1280 px.
+    """
     wide = {
         MODEL.name: "165px",
+        DATA.name: "160px",
+        CHECK.name: "140px",
         KIND.name: "95px",
         SOURCE.name: "95px",
         NLUE_SCORE.name: "105px",
         COVERAGE.name: "145px",
         PARAMS.name: "115px",
-        DATA.name: "145px",
         FLAGS.name: "150px",
     }
-    return [wide.get(c.name, "110px" if c in CI_COLUMNS else "72px") for c in columns]
+    return [wide.get(c.name) or f"{header_width(c.name, 110 if c in CI_COLUMNS else 0)}px" for c in columns]
+
+
+SCORE_TEXT = "100.00"  # the widest score a cell shows
+CHAR_PX, PADDING_PX = 9, 30  # about one character of the table's monospace font; the cell's padding and sort icon
+
+
+def header_width(header: str, at_least: int = 0) -> int:
+    """Pixels that fit the longest word of ``header`` (and a score) on one line."""
+    longest = max(len(word) for word in [*header.split(), SCORE_TEXT])
+    return max(at_least, CHAR_PX * longest + PADDING_PX)

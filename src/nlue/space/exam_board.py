@@ -7,13 +7,17 @@ percent per domain, Inv% as text). Which denominator the paper used is not state
 figures read as accuracy over parseable outputs (see ``nlue.registry.mcq.denominator_flags``),
 so they sit in the "parseable" column, and our runs show both accuracies side by side:
 ``accuracy_all_items`` (an invalid output counts as wrong, our primary) and
-``accuracy_parseable`` (comparable with the paper). Files of other tasks are left to the
-NLUE leaderboard; an exam file that cannot be read is skipped and reported.
+``accuracy_parseable`` (comparable with the paper). Every run's scores are recomputed from its
+per-item predictions first (:mod:`nlue.space.score_checks`): a file whose stored scores disagree or
+lie outside their range is left out and reported with the reason, a file without predictions is
+marked unverified and listed after the checked runs. Files of other tasks are left to the NLUE
+leaderboard; an exam file that cannot be read is skipped and reported.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +26,8 @@ from nlue.errors import NlueError
 from nlue.registry.kinds.multiple_choice import MultipleChoiceKind
 from nlue.registry.mcq import TABLE4_COLUMNS, URDUMMLU_TABLE4, format_invalid_rate
 from nlue.results import read_results
+from nlue.scoring.ranges import range_problem
+from nlue.space.score_checks import PAPER_CELL, UNVERIFIED_CELL, VERIFIED_CELL, check_results_file, is_refused
 from nlue.space.table_board import TableBoard, data_label, is_task_of_kind
 
 logger = logging.getLogger(__name__)
@@ -30,6 +36,8 @@ DOMAINS: tuple[str, ...] = TABLE4_COLUMNS[:-1]  # the paper's five domains; "All
 PAPER_EXAM = "mcq_ur"  # Table 4 scores the Urdu exam
 COLUMNS: tuple[str, ...] = (
     "model",
+    "data",  # beside the model: a run on the sample data is flagged where the eye starts
+    "check",
     "kind",
     "exam",
     "prompt",
@@ -40,7 +48,6 @@ COLUMNS: tuple[str, ...] = (
     "All (all items)",
     "95% CI (all items)",
     "Inv%",
-    "data",
 )
 LEGEND = (
     "**Exams (LLMs).** One row per model, exam, prompt language and number of demonstrations. "
@@ -48,7 +55,9 @@ LEGEND = (
     "denominator the UrduMMLU paper's Table 4 appears to use; *All (all items)* counts an invalid "
     "output as wrong (nlue's primary exam metric, an nlue convention). *Inv%* is the share of "
     "outputs the strict parser rejected. Rows of kind `paper` are Table 4 as printed (Urdu exam; "
-    "`native` = Urdu prompts); runs on the embedded sample exams are marked ⚠ and say nothing about a model."
+    "`native` = Urdu prompts); runs on the embedded sample exams are marked ⚠ and say nothing about a model. "
+    "*check*: ✓ recomputed when the scores are what the run's per-item predictions give; unverified runs "
+    "(no predictions) come after the checked ones; a run whose scores disagree is left out, with the reason."
 )
 
 
@@ -66,6 +75,8 @@ def paper_rows() -> list[dict[str, Any]]:
             rows.append(
                 {
                     "model": paper.model,
+                    "data": "UrduMMLU test (paper)",
+                    "check": PAPER_CELL,
                     "kind": f"paper ({paper.group})",
                     "exam": PAPER_EXAM,
                     "prompt": prompt,
@@ -76,15 +87,15 @@ def paper_rows() -> list[dict[str, Any]]:
                     "All (all items)": None,  # the paper gives no accuracy over all items
                     "95% CI (all items)": "",
                     "Inv%": invalid,
-                    "data": "UrduMMLU test (paper)",
                 }
             )
     return rows
 
 
 def percent(value: Any) -> float | None:
-    """A 0-1 score in percent with two decimals, as the tables print it; None for anything not a number."""
-    return round(100.0 * float(value), 2) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """A 0-1 score in percent with two decimals, as the tables print it; None for anything not a finite number."""
+    number = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return round(100.0 * float(value), 2) if number else None
 
 
 def domain_scores(details: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -113,12 +124,17 @@ def _run_row(model: str, data: Mapping[str, Any]) -> dict[str, Any]:
         raise NlueError("its `metrics` has no accuracy_all_items")
     details = data.get("details") if isinstance(data.get("details"), Mapping) else {}
     by_domain = domain_scores(details)
+    for domain in DOMAINS:  # per-domain shares come from details, not metrics: checked for their range here
+        value = (by_domain.get(domain) or {}).get("accuracy_parseable")
+        if value is not None and (problem := range_problem("accuracy_parseable", value)):
+            raise NlueError(f"its {domain} score: {problem}")
     params = data.get("hyperparameters") if isinstance(data.get("hyperparameters"), Mapping) else {}
     dataset = data.get("dataset") if isinstance(data.get("dataset"), Mapping) else {}
     low, high = percent(metrics.get("accuracy_all_items_ci_low")), percent(metrics.get("accuracy_all_items_ci_high"))
     invalid = metrics.get("invalid_rate")
     return {
         "model": model,
+        "data": data_label(dataset),
         "kind": str(data.get("kind") or "unknown"),
         "exam": str(data["task"]),
         "prompt": _prompt(params),
@@ -129,7 +145,6 @@ def _run_row(model: str, data: Mapping[str, Any]) -> dict[str, Any]:
         "All (all items)": percent(metrics["accuracy_all_items"]),
         "95% CI (all items)": f"{low:.1f}-{high:.1f}" if low is not None and high is not None else "",
         "Inv%": format_invalid_rate(float(invalid)) if isinstance(invalid, int | float) else "",
-        "data": data_label(dataset),
     }
 
 
@@ -138,7 +153,7 @@ def result_rows(results_dir: Path) -> TableBoard:
     root = Path(results_dir)
     newest: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = {}
     skipped: list[str] = []
-    for path, data in read_results(root):
+    for path, data in read_results(root):  # files that cannot be read at all are listed on NLUE's table
         if not is_exam(str(data.get("task"))):
             continue
         parent = path.parent.relative_to(root).as_posix()
@@ -149,6 +164,12 @@ def result_rows(results_dir: Path) -> TableBoard:
             logger.warning("exam leaderboard: skipping %s: %s", path, exc)
             skipped.append(f"{path.relative_to(root)}: {exc}")
             continue
+        check = check_results_file(path, data)
+        if is_refused(check):
+            logger.warning("exam leaderboard: leaving out %s: %s", path, check.reason)
+            skipped.append(f"{path.relative_to(root)}: left out: {check.reason}")
+            continue
+        row["check"] = VERIFIED_CELL if check.verified else UNVERIFIED_CELL
         key = (row["model"], row["exam"], row["prompt"], row["shots"], row["mode"])
         created = str(data.get("created") or "")
         if key not in newest or newest[key][0] <= created:
@@ -157,7 +178,7 @@ def result_rows(results_dir: Path) -> TableBoard:
 
 
 def load_exam_board(results_dir: Path) -> TableBoard:
-    """Our runs first (sorted by overall accuracy over all items), then the paper's Table 4."""
+    """Our runs first (sorted by overall accuracy over all items, unverified ones after), then the paper's Table 4."""
     found = result_rows(results_dir)
-    runs = sorted(found.rows, key=lambda r: -(r["All (all items)"] or 0.0))
+    runs = sorted(found.rows, key=lambda r: (r["check"] != VERIFIED_CELL, -(r["All (all items)"] or 0.0)))
     return TableBoard(COLUMNS, runs + paper_rows(), found.skipped)

@@ -7,8 +7,11 @@ as printed, with the flags of :mod:`nlue.registry.paper_checks`). Results files
 newest file wins when a task was scored twice). GMET scores keep how their verdicts were
 reached: human-judged ones (comparable with the paper's) and automatic ones (exact match
 with listed answers) are held apart, and only judged ones enter the NLUE score. Rows of
-kind "diagnostic" never get an NLUE score. A file that cannot be used is skipped and
-reported, never fatal: an empty or missing folder gives the paper rows alone.
+kind "diagnostic" never get an NLUE score. Every score is recomputed from its per-item
+predictions first (:mod:`nlue.space.score_checks`): a file whose stored scores disagree, or lie
+outside their metric's range, is left out with its reason; a file without predictions is shown
+as unverified and ranked after the checked rows. A file that cannot be used costs its own row
+and is reported with the reason, never fatal: an empty or missing folder gives the paper rows alone.
 """
 
 from __future__ import annotations
@@ -24,12 +27,14 @@ from typing import Any
 import pandas as pd
 
 from nlue.errors import NlueError
+from nlue.evals.verify import judged_by_people
 from nlue.registry.paper import PAPER_MODELS, paper_model
 from nlue.registry.paper_checks import PaperFlag
 from nlue.registry.tasks import TASK_NAMES, TASKS, get_task
 from nlue.results import model_slug, read_results
 from nlue.scoring import NlueScore, nlue_score, primary_score
 from nlue.space import columns as cols
+from nlue.space.score_checks import PAPER_CELL, check_cell, check_results_file, is_refused, is_unverified
 from nlue.space.table_board import SAMPLE_DATA_LABEL
 
 logger = logging.getLogger(__name__)
@@ -60,6 +65,8 @@ class LeaderboardRow:
     source: str = "local"  # paper, submitted (a Hub results repo) or local (nlue.space.results_source)
     modes: tuple[str, ...] = ()  # how a language model answered: generate, loglik (none for other kinds)
     base_model: str | None = None  # the one base model the run's files name, if they name exactly one
+    check: str = PAPER_CELL  # whether its scores were recomputed from their predictions (nlue.space.score_checks)
+    unverified: bool = False  # a score without predictions to recompute it from: ranked after checked rows
 
     @property
     def kind(self) -> str:
@@ -124,12 +131,7 @@ def _verdicts(task: str, data: Mapping[str, Any]) -> str | None:
     """
     if task not in cols.JUDGED_TASKS:
         return None
-    stated = data.get("verdicts")
-    if stated in (AUTOMATIC, HUMAN):
-        return str(stated)
-    details = data.get("details") if isinstance(data.get("details"), Mapping) else {}
-    rule = str(details.get("verdict_rule") or details.get("verdicts") or "")
-    return HUMAN if rule.startswith(HUMAN) else AUTOMATIC
+    return HUMAN if judged_by_people(data) else AUTOMATIC
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,7 @@ class _Run:
     path: Path
     mode: str | None = None
     sd: float | None = None  # over training seeds, when the run had several
+    unverified: bool = False  # no per-item predictions to recompute its scores from
 
 
 def _parse_run(path: Path, data: Mapping[str, Any]) -> _Run:
@@ -156,12 +159,16 @@ def _parse_run(path: Path, data: Mapping[str, Any]) -> _Run:
     if not isinstance(metrics, Mapping) or not metrics:
         raise NlueError("its `metrics` is not a mapping of metric names to numbers")
     numbers: dict[str, float] = {}
+    primary = TASKS[task].primary_metric
     for name, value in metrics.items():
+        if value is None or value != value:  # null or NaN: a metric that could not be computed
+            if name == primary:
+                raise NlueError(f"its primary metric {name} is {value} (not computed, or a non-finite value)")
+            continue
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise NlueError(f"metric {name!r} is {value!r}, not a number")
+            raise NlueError(f"metric {name!r} is {value!r:.40}, not a number")
         numbers[str(name)] = float(value)
     score = primary_score(task, numbers)
-    primary = TASKS[task].primary_metric
     low, high = numbers.get(f"{primary}_ci_low"), numbers.get(f"{primary}_ci_high")
     interval = (low, high) if low is not None and high is not None and math.isfinite(low + high) else None
     dataset = data.get("dataset") if isinstance(data.get("dataset"), Mapping) else {}
@@ -183,20 +190,27 @@ def _parse_run(path: Path, data: Mapping[str, Any]) -> _Run:
     )
 
 
-def _row_from_runs(model: str, runs: Sequence[_Run]) -> LeaderboardRow:
+def _row_from_runs(model: str, runs: Sequence[_Run], refused: Sequence[_Run] = ()) -> LeaderboardRow:
+    """A model's row from its usable runs; ``refused`` runs (scores not what their predictions give) are only named."""
     latest: dict[tuple[str, bool], _Run] = {}  # (task, scored automatically where the paper had judges)
     for run in sorted(runs, key=lambda r: r.created):
         latest[(run.task, run.verdicts == AUTOMATIC)] = run
     judged = [latest[(t, False)] for t in TASK_NAMES if (t, False) in latest]
     automatic = [latest[(t, True)] for t in TASK_NAMES if (t, True) in latest]
     chosen = judged + automatic
-    data = SAMPLE_DATA_LABEL if any(r.is_sample for r in chosen) else ", ".join(sorted({r.dataset for r in chosen}))
+    shown = chosen or list(refused)  # a row whose every file was refused still says what it was
+    data = SAMPLE_DATA_LABEL if any(r.is_sample for r in shown) else ", ".join(sorted({r.dataset for r in shown}))
     bases = {r.base_model for r in chosen if r.base_model}
     base = bases.pop() if len(bases) == 1 else None
     known = paper_model(base)
+
+    def header(run: _Run) -> str:
+        return cols.task_header(TASKS[run.task]) + (" auto" if run.verdicts == AUTOMATIC else "")
+
+    unverified = [header(r) for r in chosen if r.unverified]
     return LeaderboardRow(
         model=model,
-        kinds=tuple(sorted({r.kind for r in chosen})),
+        kinds=tuple(sorted({r.kind for r in shown})),
         data=data,
         task_scores={r.task: r.score for r in judged},
         intervals={r.task: r.interval for r in judged if r.interval},
@@ -208,34 +222,43 @@ def _row_from_runs(model: str, runs: Sequence[_Run]) -> LeaderboardRow:
         modes=tuple(sorted({r.mode for r in chosen if r.mode})),
         sds={r.task: r.sd for r in judged if r.sd is not None},
         base_model=base,
+        check=check_cell(unverified, [header(r) for r in sorted(refused, key=lambda r: TASK_NAMES.index(r.task))]),
+        unverified=bool(unverified),
     )
 
 
 def result_rows(results_dir: Path) -> Leaderboard:
-    """One row per model folder of ``results_dir``, plus what was skipped and why."""
+    """One row per model folder of ``results_dir``, plus what was skipped or left out and why."""
     root = Path(results_dir)
     groups: dict[str, list[_Run]] = {}
     names: dict[str, set[str]] = {}  # the model names the files give, per folder
+    refused: dict[str, list[_Run]] = {}  # per folder, the runs whose scores are not what their predictions give
     skipped: list[str] = []
-    read: set[Path] = set()
-    for path, data in read_results(root):
-        read.add(path)
+
+    def skip(path: Path, reason: str) -> None:  # read_results logs its own
+        skipped.append(f"{path.relative_to(root)}: {reason}")
+
+    for path, data in read_results(root, on_skip=skip):
         if str(data.get("task")) in TASKS and str(data.get("task")) not in TASK_NAMES:
             continue  # another benchmark's task (the exams, neDIOM): shown in a table of its own
+        parent = path.parent.relative_to(root).as_posix()
+        model = parent if parent != "." else model_slug(str(data.get("model") or path.stem))
         try:
             run = _parse_run(path, data)
         except ValueError as exc:
             logger.warning("leaderboard: skipping %s: %s", path, exc)
-            skipped.append(f"{path.relative_to(root)}: {exc}")
+            skip(path, str(exc))
             continue
-        parent = path.parent.relative_to(root).as_posix()
-        model = parent if parent != "." else model_slug(str(data.get("model") or path.stem))
-        groups.setdefault(model, []).append(run)
+        check = check_results_file(path, data)
         names.setdefault(model, set()).add(str(data.get("model") or model))
-    if root.is_dir():  # read_results logs and skips what is not JSON or not a results file
-        for path in sorted(set(root.rglob("*.json")) - read):
-            skipped.append(f"{path.relative_to(root)}: not a readable nlue results file")
-    rows = [_row_from_runs(_display_name(model, names[model]), runs) for model, runs in sorted(groups.items())]
+        if is_refused(check):
+            logger.warning("leaderboard: leaving out %s: %s", path, check.reason)
+            skip(path, f"left out: {check.reason}")
+            refused.setdefault(model, []).append(run)
+            continue
+        groups.setdefault(model, []).append(dataclasses.replace(run, unverified=is_unverified(check)))
+    rows = [_row_from_runs(_display_name(model, names[model]), groups.get(model, ()), refused.get(model, ()))
+            for model in sorted(names)]  # fmt: skip
     return Leaderboard(rows, skipped)
 
 
@@ -289,7 +312,9 @@ _SCORE_COLUMNS = {
 def sort_rows(rows: Iterable[LeaderboardRow], by: str = cols.NLUE_SCORE.name, descending: bool = True):
     """Rows sorted by a column of :data:`~nlue.space.columns.SORT_CHOICES`; rows lacking the value go last.
 
-    ``as listed`` keeps the paper's order, then the results folder's: no ranking at all.
+    By a score, rows with an unverified score (no predictions to recompute it from) are ranked after
+    the checked ones, among themselves. ``as listed`` keeps the paper's order, then the results
+    folder's: no ranking at all.
     """
     rows = list(rows)
     if by == cols.AS_LISTED:
@@ -309,7 +334,10 @@ def sort_rows(rows: Iterable[LeaderboardRow], by: str = cols.NLUE_SCORE.name, de
 
     present = [r for r in rows if value(r) is not None]
     absent = [r for r in rows if value(r) is None]
-    return sorted(present, key=value, reverse=descending) + absent
+    # A score without predictions to recompute it from is ranked apart, after every checked row.
+    apart = [r for r in present if r.unverified and by != cols.PARAMS.name]
+    checked = [r for r in present if not (r.unverified and by != cols.PARAMS.name)]
+    return sorted(checked, key=value, reverse=descending) + sorted(apart, key=value, reverse=descending) + absent
 
 
 def _percent(value: float | None) -> float | None:
@@ -351,6 +379,7 @@ def leaderboard_frame(
             cols.SOURCE.name: row.source,
             cols.PARAMS.name: row.params_millions,
             cols.DATA.name: row.data,
+            cols.CHECK.name: row.check,
             cols.FLAGS.name: flags_cell(row.flags),
             cols.NLUE_SCORE.name: _percent(score.score),
             cols.COVERAGE.name: _coverage(row),

@@ -56,6 +56,7 @@ from nlue.space.leaderboard import (
 )
 from nlue.space.models import ModelCatalog, ModelEntry, load_catalog
 from nlue.space.results_source import Fetch, ResultsSource, refresh_minutes
+from nlue.space.score_checks import skipped_markdown
 from nlue.space.settings import SpaceSettings
 
 logger = logging.getLogger(__name__)
@@ -333,9 +334,8 @@ class SpaceService:
         note = text.ranking_note(sort_by)
         if note:
             status += f" · {note}"
-        if board.skipped:
-            shown = "; ".join(board.skipped[:3]) + (" …" if len(board.skipped) > 3 else "")
-            status += f" · ⚠️ {len(board.skipped)} results file(s) skipped: {shown}"
+        if board.skipped:  # every file left out, with its reason (as text, never as markup)
+            status += f" · ⚠️ {len(board.skipped)} results file(s) skipped:\n\n{skipped_markdown(board.skipped, 20)}"
         return leaderboard_frame(rows, show_ci, view), status
 
     def chart_models(self) -> list[str]:

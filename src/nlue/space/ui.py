@@ -31,6 +31,7 @@ from nlue.space.inference import TRY_TASKS
 from nlue.space.leaderboard import styled_frame
 from nlue.space.llm_try import build_llm_section
 from nlue.space.nediom_board import LEGEND as NEDIOM_LEGEND
+from nlue.space.score_checks import skipped_markdown
 from nlue.space.service import SpaceService
 from nlue.space.settings import SpaceSettings
 
@@ -260,6 +261,7 @@ def _leaderboard_tab(service: SpaceService) -> None:
     table = gr.Dataframe(
         **table_args(frame, False, first_view),
         interactive=False,
+        wrap=True,  # headers wrap between words: each column is as wide as its longest header word (columns.py)
         pinned_columns=1,
         max_height=520,
         elem_id="leaderboard-table",
@@ -310,7 +312,7 @@ def _board_tab(legend: str, board: Any, elem_id: str) -> None:
         elem_id=elem_id,
     )
     if board.skipped:
-        gr.Markdown("Skipped: " + "; ".join(board.skipped))
+        gr.Markdown("Skipped: " + skipped_markdown(board.skipped))
 
 
 def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> gr.Blocks:

@@ -41,14 +41,22 @@ def html_text(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
+# What GitHub-flavoured renderers (marked, the Hub, Gradio) turn into a link without any markup: a URL's
+# "://", "www." and an e-mail address's "@". A backslash before ':', '.' or '@' breaks the pattern and
+# renders as the character itself (CommonMark escapes any ASCII punctuation).
+_AUTOLINK = re.compile(r"(?<=[A-Za-z])(://)|(?i:\b(www)\.)|(@)")
+
+
 def markdown_text(text: object) -> str:
     """``text`` for a Markdown table cell or line: literal, never markup, raw HTML, a link or an image.
 
     HTML characters become entities (Markdown renderers pass raw HTML through), Markdown's own
-    punctuation is backslash-escaped, and a line break becomes a space (a cell is one line).
+    punctuation is backslash-escaped, what a renderer would link by itself (``http://``, ``www.``,
+    ``a@b.c``) is broken up by an escape, and a line break becomes a space (a cell is one line).
     """
     value = " ".join(str(text).splitlines())
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(value, quote=False))
+    value = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(value, quote=False))
+    return _AUTOLINK.sub(lambda m: "\\://" if m[1] else f"{m[2]}\\." if m[2] else "\\@", value)
 
 
 def plot_text(text: object) -> str:
