@@ -121,8 +121,8 @@ def test_a_server_that_answers_one_at_a_time_is_said_once(fault_server, caplog, 
     from nlue.lm.base import GenerationRequest
     from nlue.lm.http import OpenAICompatibleLM
 
-    # an answer takes 0.25 s, long beside the client's own time per request (which more in flight overlaps)
-    fault_server.state.delay, fault_server.state.one_at_a_time = 0.25, one_at_a_time
+    # an answer takes 0.4 s, long beside the client's own time per request (which more in flight overlaps)
+    fault_server.state.delay, fault_server.state.one_at_a_time = 0.4, one_at_a_time
     lm = OpenAICompatibleLM("m", fault_server.base_url, concurrency=3, show_progress=False)
     lm.generate([GenerationRequest(prompt=f"प्रश्न {i}") for i in range(11)])
     said = [r.getMessage() for r in caplog.records if "one request at a time" in r.getMessage()]

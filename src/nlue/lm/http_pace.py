@@ -84,10 +84,11 @@ class PaceWatch:
         self.warned = True
         logger.warning(
             "measured in this run: with %d requests in flight the server answered %.2f requests/s (each took %.2f s "
-            "on average, over %d answers), %.2fx the %.2f/s of the %d sent alone (%.2f s each, the median). It "
-            "seems to answer one request at a time: more in flight only makes each answer wait (and, past the %.0f s "
-            "--timeout, be retried). By this measurement --concurrency 1 is about as fast; a server that batches "
-            "(`transformers serve --continuous-batching`, vLLM) gains from more in flight",
+            "on average, over %d answers), %.2fx the %.2f/s of the %d sent alone (%.2f s each, the median). More "
+            "in flight did not make it faster, only made each answer wait (and, past the %.0f s --timeout, be "
+            "retried): it answers one request at a time, or gains nothing from batching on its hardware. By this "
+            "measurement --concurrency 1 is about as fast; a server that batches on a GPU (vLLM, `transformers "
+            "serve --continuous-batching`) would gain from more in flight",
             self.concurrency, in_flight, statistics.mean(self.busy_latencies), len(self.busy_latencies),
             in_flight / alone, alone, len(self.lone_latencies), self.lone_latency, self.timeout,
         )  # fmt: skip
