@@ -15,7 +15,16 @@ request body to a fault given to every matching request. Faults: ``500``, ``429`
 answer; longer than the client's timeout makes a timeout), ``malformed`` (200, not JSON),
 ``badshape`` (200, JSON without choices), ``truncated`` (200, half the body then the
 connection closes), ``drop`` (the connection closes with no answer), ``nologprobs`` (a
-completion without logprobs, as ``transformers serve`` answers).
+completion without logprobs, as ``transformers serve`` answers), ``trickle:<seconds>`` (a normal
+answer sent one byte at a time, that many seconds apart, for at most :data:`TRICKLE_FOR` seconds,
+then the rest at once), ``nan`` and ``inf`` (the continuation's first log-probability NaN or
+-Infinity, as Python's JSON writes them), ``echo-auth`` (a chat answer that quotes the request's
+``Authorization`` header), ``ansi`` (HTTP 500 with a plain-text body that holds raw ANSI and OSC
+sequences: a terminal that shows it raw is cleared and retitled).
+
+``state.batch_slowdown`` makes the server answer like one that batches: an answer needs ``delay``
+seconds alone, and with ``n`` requests being answered each goes ``1 + batch_slowdown * (n - 1)`` times
+slower, so more in flight means slower answers yet more answers per second (below 1.0).
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 
 def tokens_of(text: str) -> list[str]:
@@ -50,6 +60,10 @@ def reply_for(content: str) -> str:
     return "उत्तर: " + content[::-1][:24]
 
 
+TRICKLE_FOR = 4.0  # seconds a trickled answer dribbles before the rest is sent: a client without a deadline ends
+ANSI_BODY = b"\x1b]0;pwned by the server\x07\x1b[2J\x1b[31mserver on fire\x1b[0m"
+
+
 @dataclass
 class Record:
     path: str
@@ -57,6 +71,7 @@ class Record:
     fault: str
     authorization: str
     started: float
+    query: str = ""
 
 
 @dataclass
@@ -68,6 +83,7 @@ class FaultState:
     max_in_flight: int = 0
     delay: float = 0.0  # added to every answer, to make concurrency observable
     one_at_a_time: bool = False  # answer requests one after another, as plain `transformers serve` does
+    batch_slowdown: float | None = None  # answer like a server that batches (see the module docstring)
     lock: threading.Lock = field(default_factory=threading.Lock)
     serial: threading.Lock = field(default_factory=threading.Lock)
 
@@ -150,7 +166,11 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
-    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None, cut: bool = False) -> None:
+    def _send(
+        self, status: int, body: bytes, headers: dict[str, str] | None = None, cut: bool = False, trickle: float = 0.0
+    ) -> None:
+        if trickle:  # the status line and headers dribble too: a deadline must hold from the first byte
+            self.wfile = _Trickle(self.wfile, trickle)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -168,12 +188,15 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode("utf-8")
         request = json.loads(raw)
         fault = state.next_fault(raw)
+        path, query = urlsplit(self.path)[2:4]
         with state.lock:
-            state.records.append(Record(self.path, request, fault, self.headers.get("Authorization", ""), time.time()))
+            state.records.append(
+                Record(path, request, fault, self.headers.get("Authorization", ""), time.time(), query)
+            )
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
         try:
-            self._answer(self.path, request, fault, state)
+            self._answer(path, request, fault, state)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
             pass
         finally:
@@ -188,11 +211,20 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer_now(path, request, fault, state)
 
     def _answer_now(self, path: str, request: dict[str, Any], fault: str, state: FaultState) -> None:
-        if state.delay:
+        if state.batch_slowdown is not None:
+            _work_shared(state)
+        elif state.delay:
             time.sleep(state.delay)
         name, _, arg = fault.partition(":")
         if name == "sleep":
             time.sleep(float(arg))
+        elif name == "ansi":
+            self.send_response(500)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(ANSI_BODY)))
+            self.end_headers()
+            self.wfile.write(ANSI_BODY)
+            return
         elif name in ("500", "400", "401", "429"):
             headers = {"Retry-After": arg} if name == "429" and arg else {}
             message = f"scripted {name}"
@@ -212,14 +244,53 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if path.endswith("/chat/completions"):
             body = _chat_body(request)
+            if name == "echo-auth":  # a model that repeats what it was sent, credentials included
+                message = body["choices"][0]["message"]
+                message["content"] += f" (you sent {self.headers.get('Authorization', '')})"
         elif path.endswith("/completions"):
             if name == "nologprobs":
                 request = {**request, "echo": False}
             body = _completion_body(request)
+            if name in ("nan", "inf"):
+                values = body["choices"][0]["logprobs"]["token_logprobs"]
+                values[-2] = float("nan") if name == "nan" else float("-inf")  # the continuation's last token
         else:
             self._send(404, b'{"error": {"message": "no such endpoint"}}')
             return
-        self._send(200, json.dumps(body, ensure_ascii=False).encode("utf-8"), cut=name == "truncated")
+        trickle = float(arg) if name == "trickle" else 0.0
+        self._send(200, json.dumps(body, ensure_ascii=False).encode("utf-8"), cut=name == "truncated", trickle=trickle)
+
+
+class _Trickle:
+    """A response stream that sends one byte every ``gap`` seconds for :data:`TRICKLE_FOR` seconds, then the rest."""
+
+    def __init__(self, stream: Any, gap: float) -> None:
+        self._stream, self._gap, self._until = stream, gap, time.monotonic() + TRICKLE_FOR
+
+    def write(self, data: bytes) -> int:
+        for position in range(len(data)):
+            if time.monotonic() >= self._until:
+                self._stream.write(data[position:])
+                break
+            self._stream.write(data[position : position + 1])
+            self._stream.flush()
+            time.sleep(self._gap)
+        return len(data)
+
+    def __getattr__(self, name: str) -> Any:  # closed, fileno, ...: the socket writer's
+        return getattr(self._stream, name)
+
+
+def _work_shared(state: FaultState) -> None:
+    """``state.delay`` seconds of work, done more slowly while more requests are being answered (batching)."""
+    done, before = 0.0, time.monotonic()
+    while done < 1.0:
+        time.sleep(0.005)
+        with state.lock:
+            sharing = max(state.in_flight, 1)
+        now = time.monotonic()  # the time that passed, not the time asked for: sleeps overshoot on a busy machine
+        done += (now - before) / (state.delay * (1 + (state.batch_slowdown or 0.0) * (sharing - 1)))
+        before = now
 
 
 class FaultServer(ThreadingHTTPServer):

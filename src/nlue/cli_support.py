@@ -3,6 +3,11 @@
 * :func:`configure_logging` - one format, ``-v/--verbose`` for debug, ``-q/--quiet`` for warnings
   only; every sub-command takes both flags, before or after its name (:func:`add_logging_options`,
   :func:`split_logging_flags` for the parsers that do not declare them);
+* what reaches the terminal is safe to show, whoever wrote it (a server's error body, a model's
+  answer, a results file's names): every log line and every error message passes
+  :func:`nlue.text.safe.terminal_safe` (control characters, and so ANSI/OSC sequences, as visible
+  escapes) and :func:`nlue.text.safe.public_urls_in` (no credentials of a URL), and a command's
+  standard output, when it is a terminal, passes :func:`~nlue.text.safe.terminal_safe` too;
 * :func:`run_command` - one mapping of failures to exit codes and messages:
 
   ====  ===============================================================================
@@ -28,18 +33,24 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from nlue.errors import NlueError, ServiceError
+from nlue.text.safe import public_urls_in, terminal_safe
 
 EXIT_OK, EXIT_SYSTEM, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 TRACEBACK_VARIABLE = "NLUE_TRACEBACK"
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+SHOWN_LIMIT = 20_000  # characters of one log line or error message shown; the rest is counted, not printed
+# Libraries that log every HTTP request at INFO, with its full URL: one line per request under a progress bar.
+CHATTY_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2")
 # What to install for an optional dependency that is missing (the extras of pyproject.toml).
 _EXTRA_OF = {
     "torch": "train",
@@ -57,12 +68,68 @@ _EXTRA_OF = {
 _OPTIONAL = frozenset({"yaml", "jinja2", "lm_eval", "sacrebleu", "safetensors", "tokenizers", "pandas"})
 
 
+def shown(text: object, limit: int | None = SHOWN_LIMIT) -> str:
+    """``text`` as the terminal may show it: control characters escaped, URLs without credentials."""
+    return terminal_safe(public_urls_in(str(text)), limit)
+
+
+class TerminalSafeFormatter(logging.Formatter):
+    """Every log line through :func:`shown`: a message quoting a server or a model cannot drive the terminal."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return shown(super().formatMessage(record))
+
+    def formatException(self, ei: Any) -> str:
+        return shown(super().formatException(ei), None)
+
+    def formatStack(self, stack_info: str) -> str:
+        return shown(super().formatStack(stack_info), None)
+
+
 def configure_logging(verbose: bool = False, quiet: bool = False) -> None:
     """Log to stderr in one format; a caller that configured logging already keeps its set-up untouched."""
     if logging.getLogger().handlers:
         return
     level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
-    logging.basicConfig(level=level, format=LOG_FORMAT)
+    handler = logging.StreamHandler()
+    handler.setFormatter(TerminalSafeFormatter(LOG_FORMAT))
+    logging.basicConfig(level=level, handlers=[handler])
+    if not verbose:
+        for name in CHATTY_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+
+class _TerminalSafeOutput:
+    """Standard output that shows control characters as escapes (installed only where it is a terminal)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(terminal_safe(text, None))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def terminal_safe_stdout() -> Iterator[None]:
+    """While the block runs, what is printed to a terminal cannot carry control sequences; a pipe or file is
+    left as written (what a command prints for other programs stays byte for byte)."""
+    stream = sys.stdout
+    try:
+        on_terminal = stream is not None and stream.isatty()
+    except (AttributeError, ValueError):  # a closed or unusual stream: leave it alone
+        on_terminal = False
+    if not on_terminal or isinstance(stream, _TerminalSafeOutput):
+        yield
+        return
+    sys.stdout = _TerminalSafeOutput(stream)
+    try:
+        yield
+    finally:
+        if isinstance(sys.stdout, _TerminalSafeOutput):
+            sys.stdout = stream
 
 
 LOGGING_FLAGS = {"-v": "verbose", "--verbose": "verbose", "-q": "quiet", "--quiet": "quiet"}
@@ -102,11 +169,12 @@ def run_command(command: str, action: Callable[[], int | None]) -> int:
     """Run ``action`` and turn what it raises into the exit codes and messages of the module docstring."""
     prefix = f"nlue {command}: error:"
     try:
-        return int(action() or EXIT_OK)
+        with terminal_safe_stdout():
+            return int(action() or EXIT_OK)
     except SystemExit as exc:  # a parser inside the command: --help, or a usage error it has printed
         return exit_code(exc)
     except NlueError as exc:
-        print(f"{prefix} {exc}", file=sys.stderr)
+        print(f"{prefix} {shown(exc)}", file=sys.stderr)
         return EXIT_INPUT
     except ModuleNotFoundError as exc:
         module = (exc.name or "").split(".")[0]
@@ -116,7 +184,7 @@ def run_command(command: str, action: Callable[[], int | None]) -> int:
         print(f"{prefix} {module} is not installed; pip install 'nlue[{extra}]'", file=sys.stderr)
         return EXIT_INPUT
     except (OSError, ServiceError) as exc:
-        print(f"{prefix} {exc}", file=sys.stderr)
+        print(f"{prefix} {shown(exc)}", file=sys.stderr)
         return EXIT_SYSTEM
     except KeyboardInterrupt:
         print(f"nlue {command}: interrupted", file=sys.stderr)
@@ -155,8 +223,8 @@ def error_origin(exc: BaseException) -> str:
 def _internal_error(command: str, exc: BaseException) -> int:
     show = os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0") or logging.getLogger().isEnabledFor(logging.DEBUG)
     if show:
-        traceback.print_exception(exc, file=sys.stderr)
-    message = " ".join(str(exc).split()) or "(no message)"
+        print(shown("".join(traceback.format_exception(exc)), None), end="", file=sys.stderr)
+    message = shown(" ".join(str(exc).split())) or "(no message)"
     kind = (
         type(exc).__qualname__
         if type(exc).__module__ == "builtins"

@@ -16,12 +16,25 @@ The two evaluation modes:
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 GENERATE, LOGLIK = "generate", "loglik"
 MODES: tuple[str, ...] = (GENERATE, LOGLIK)
+
+
+def run_locally_advice(model: str) -> str:
+    """How to run a served model on this machine instead: a command that works, not a backend's internal name.
+
+    The served name is the folder or Hub id the server was started with (``transformers serve ./my-model``,
+    ``vllm serve Qwen/...``), so it is what ``--model`` takes locally.
+    """
+    return (
+        f"run it locally: the same command without `--endpoint`, with `--model {shlex.quote(model)}` "
+        "(the model's folder or Hub id)"
+    )
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 from nlue.errors import NlueError
 from nlue.lm.backends import LANGUAGE_MODEL, choose_backend
-from nlue.lm.description import GENERATE, LOGLIK, Capabilities, ModelDescription
+from nlue.lm.description import GENERATE, LOGLIK, Capabilities, ModelDescription, run_locally_advice
 from nlue.lm.spec import ModelSpec
 
 logger = logging.getLogger(__name__)
@@ -56,8 +56,7 @@ def _what_would_work(description: ModelDescription, found: Capabilities, mode: s
     if mode == LOGLIK and description.backend == "openai-compatible":
         advice.append(
             "for log-likelihoods, serve the model with a server that returns prompt log-probabilities "
-            "(vLLM: `vllm serve MODEL`, then the same --endpoint), or run it locally with --model <folder or Hub id> "
-            "and no --endpoint"
+            f"(vLLM: `vllm serve MODEL`, then the same --endpoint), or {run_locally_advice(description.model)}"
         )
     if mode == GENERATE and not found.generate:
         advice.append("generation needs a causal LM (a local folder or Hub id) or a server (--endpoint)")

@@ -12,16 +12,19 @@
   ``top_logprobs``. A server that returns no prompt log-probabilities (``transformers
   serve``, OpenAI's chat models) is found by :meth:`OpenAICompatibleLM.probe`, one small request
   before a run, and the command refuses the mode at once, naming the mode or server that works.
-* Requests run in threads, at most ``concurrency`` at a time (default 10); the first goes alone,
-  so that a server answering one at a time is noticed and said once (:mod:`nlue.lm.http_pace`).
-  Each is tried up to 1 + ``max_retries`` times (:mod:`nlue.lm.http_retry`; each retry logged
+* Requests run in threads, at most ``concurrency`` at a time (default 10); the first few go alone,
+  so that a server that gains nothing from more in flight is measured and said once
+  (:mod:`nlue.lm.http_pace`). Each try of a request has ``timeout`` seconds for its whole answer,
+  however slowly it arrives (:mod:`nlue.lm.http_deadline`). Each is tried up to 1 + ``max_retries``
+  times (:mod:`nlue.lm.http_retry`; each retry logged
   once with its cause and counted in the description); after ``max_consecutive_failures``
   failed requests in a row, or when every request failed, the run stops with a
   :class:`~nlue.errors.ServiceError` that says what failed and how many answers the journal keeps. Answers are journalled as they arrive
   (one line, fsync'd, each), so a killed run resumes with nothing lost or asked twice.
 * The API key is read from the environment variable the user names (``OPENAI_API_KEY`` by
-  default) and only handed to the client: it is never logged, journalled or described, and
-  is masked in any server message that quotes it.
+  default) and only handed to the client: it is never logged, journalled or described, and is
+  masked in any server message that quotes it and in any answer that echoes it (as are the
+  credentials an endpoint URL holds, which are never stored either: :mod:`nlue.lm.http_endpoint`).
 """
 
 from __future__ import annotations
@@ -39,12 +42,15 @@ from typing import Any, Literal
 from nlue.errors import NlueError, ServiceError
 from nlue.lm.base import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest, cut_at_stop
 from nlue.lm.cost import UsageMeter
-from nlue.lm.description import LOGLIK, Capabilities, ModelDescription
+from nlue.lm.description import LOGLIK, Capabilities, ModelDescription, run_locally_advice
 from nlue.lm.http_answers import echoed_loglikelihood, first_choice, message_text
+from nlue.lm.http_deadline import deadline, http_client
+from nlue.lm.http_endpoint import parse_endpoint, read_api_key
 from nlue.lm.http_pace import PaceWatch
 from nlue.lm.http_retry import Failure, MalformedResponse, RetryLog, RetryPolicy, ServerLimitation, classify
 from nlue.lm.journal import Journal, JournalledCall, open_journal
 from nlue.lm.progress import WarningTally, progress_bar
+from nlue.text.safe import redact
 
 logger = logging.getLogger(__name__)
 
@@ -84,12 +90,11 @@ class OpenAICompatibleLM:
         if generation_endpoint not in ("chat", "completions"):
             raise NlueError(f"generation_endpoint must be 'chat' or 'completions', got {generation_endpoint!r}")
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        self.endpoint = parse_endpoint(base_url)
+        self.base_url = self.endpoint.public  # what may be shown and stored: no credentials
         self.api_key_env = api_key_env
-        key = os.environ.get(api_key_env)
-        if not key:
-            logger.info("no API key in $%s; sending a placeholder (fine for local servers)", api_key_env)
-        self._secret = key or None
+        key = read_api_key(api_key_env, self.endpoint)
+        self._secrets = (key, *self.endpoint.secrets)
         self.concurrency = concurrency
         self.timeout = timeout
         self.policy = RetryPolicy(max_retries=max_retries, backoff_base=backoff_base, backoff_max=backoff_max)
@@ -100,7 +105,11 @@ class OpenAICompatibleLM:
         self.usage = UsageMeter(prompt_price_per_1k, completion_price_per_1k)
         self.journal = journal
         self.show_progress = show_progress
-        self._client = openai.OpenAI(base_url=self.base_url, api_key=key or "EMPTY", max_retries=0, timeout=timeout)
+        self._client = openai.OpenAI(
+            base_url=self.endpoint.url, api_key=key or "EMPTY", max_retries=0, timeout=timeout,
+            default_headers=self.endpoint.headers or None, default_query=self.endpoint.query or None,
+            http_client=http_client(timeout),
+        )  # fmt: skip
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
         self.retries = RetryLog()
@@ -166,7 +175,7 @@ class OpenAICompatibleLM:
         return self.describe().capabilities
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._secret, "***") if self._secret else text
+        return redact(text, self._secrets)
 
     # -- the request kinds ----------------------------------------------------------------------------
 
@@ -202,7 +211,7 @@ class OpenAICompatibleLM:
         return (
             f"the server at {self.base_url} (model {self.model}) does not support echo+logprobs: log-likelihood needs "
             f"/v1/completions with echo=true and logprobs=1 to return the prompt's token log-probabilities, and {detail}. "
-            "Use a server that does (vLLM does), the local backend (hf:<model>), or a generation-based evaluation"
+            f"Use a server that does (vLLM does), --mode generate, or {run_locally_advice(self.model)}"
         )
 
     def _ask_generation(self, request: GenerationRequest) -> tuple[dict[str, Any], Any]:
@@ -226,7 +235,7 @@ class OpenAICompatibleLM:
             text = getattr(choice, "text", None)
         if not isinstance(text, str):
             raise MalformedResponse("the choice has no text")
-        text, stopped = cut_at_stop(text, request.stop)
+        text, stopped = cut_at_stop(self._redact(text), request.stop)  # a model that echoes the key keeps none
         reason = "length" if getattr(choice, "finish_reason", None) == "length" and not stopped else "stop"
         usage = getattr(response, "usage", None)
         result = Generation(
@@ -251,7 +260,8 @@ class OpenAICompatibleLM:
         allowed = self.policy.max_retries if retries is None else retries
         for attempt in range(allowed + 1):
             try:
-                result, usage = ask(request)
+                with deadline(self.timeout):
+                    result, usage = ask(request)
                 return "ok", result, usage
             except Exception as exc:  # every failure is classified; none escapes a worker thread
                 if isinstance(exc, ValueError | KeyError | TypeError | IndexError | AttributeError) and not isinstance(
@@ -316,8 +326,8 @@ class OpenAICompatibleLM:
     def _drive(self, call: JournalledCall, requests: Sequence[Any], ask: Callable, where: str, kind: str) -> dict:
         """Ask every pending request; journal answers as they come; return the failures by request position.
 
-        The first request goes alone (the pace watch's reference, :mod:`nlue.lm.http_pace`), then up to
-        ``concurrency`` are in flight.
+        The first requests of a model go alone, one after another (the pace watch's rate alone,
+        :mod:`nlue.lm.http_pace`), then up to ``concurrency`` are in flight.
         """
         stop = threading.Event()
         queue = list(reversed(call.pending))

@@ -1,16 +1,19 @@
 """Reading an OpenAI-compatible server's answers: the choice, its text, and echoed prompt log-probabilities.
 
 Anything not shaped as expected raises :class:`~nlue.lm.http_retry.MalformedResponse` (retried), or
-:class:`~nlue.lm.http_retry.ServerLimitation` when the server lacks what the request needs.
+:class:`~nlue.lm.http_retry.ServerLimitation` when the server lacks what the request needs. NaN or
+infinite log-probabilities (which JSON cannot hold, yet Python's parser takes) are a server fault:
+:class:`~nlue.lm.http_retry.NonFiniteLogprobs`, retried, and a request that keeps getting them fails.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 from nlue.errors import NlueError
-from nlue.lm.http_retry import MalformedResponse, ServerLimitation
+from nlue.lm.http_retry import MalformedResponse, NonFiniteLogprobs, ServerLimitation
 
 
 def first_choice(response: Any) -> Any:
@@ -52,5 +55,9 @@ def echoed_loglikelihood(response: Any, text: str, boundary: int, limitation: Ca
             "the continuation's first token has no log-probability (an empty context?): over HTTP the context "
             "needs at least one token before the continuation"
         )
+    used = [values[i] for i in picked] + [v for i in picked for v in (tops[i] or {}).values()]
+    odd = [v for v in used if isinstance(v, float) and not math.isfinite(v)]
+    if odd:
+        raise NonFiniteLogprobs(f"the continuation's log-probabilities include {odd[0]!r}, which no model gives")
     greedy = all(tops[i] and values[i] >= max(tops[i].values()) for i in picked)
     return {"logprob": float(sum(values[i] for i in picked)), "is_greedy": bool(greedy)}

@@ -1,7 +1,8 @@
 """What to do when a request to an OpenAI-compatible server fails: retry, give up on it, or stop the run.
 
 * retried (up to ``max_retries`` more tries): HTTP 408, 409, 429 and 5xx, timeouts, refused or
-  dropped connections, bodies that are not JSON, cut short, or not shaped like a response;
+  dropped connections, bodies that are not JSON, cut short, or not shaped like a response, and
+  log-probabilities that are NaN or infinite (a server fault: never scored);
 * given up at once (the request fails, the run goes on): other 4xx, e.g. 400 for a prompt
   too long for the model;
 * the run stops at once: 401/403 (the key is refused: every request would be) and 404 (no
@@ -44,13 +45,17 @@ class MalformedResponse(Exception):
     """A 200 answer whose body is not the response expected; retried like a server error."""
 
 
+class NonFiniteLogprobs(MalformedResponse):
+    """Log-probabilities that are NaN or infinite (JSON has neither; a server that sends them is at fault)."""
+
+
 @dataclass(frozen=True)
 class Failure:
     description: str  # what failed, for logs and the final message (never holds the API key)
     retryable: bool
     fatal: bool = False
     retry_after: float | None = None
-    cause: str = "other"  # timeout, http-429, http-5xx, http-4xx, connection, malformed, limitation, other
+    cause: str = "other"  # timeout, http-429, http-5xx, http-4xx, connection, malformed, non-finite, limitation, other
     limitation: bool = False  # the server lacks what the request kind needs (no prompt log-probabilities)
 
 
@@ -122,6 +127,8 @@ def classify(exc: BaseException, where: str, api_key_env: str = "OPENAI_API_KEY"
         retryable = status in RETRYABLE_STATUS or status >= 500
         cause = "http-5xx" if status >= 500 else f"http-{status}" if status in RETRYABLE_STATUS else "http-4xx"
         return Failure(text, retryable=retryable, retry_after=retry_after_seconds(exc.response.headers), cause=cause)
+    if isinstance(exc, NonFiniteLogprobs):
+        return Failure(f"{where}: {exc}", retryable=True, cause="non-finite")
     if isinstance(exc, MalformedResponse | openai.APIResponseValidationError | json.JSONDecodeError):
         return Failure(f"{where}: malformed response body ({exc})", retryable=True, cause="malformed")
     return Failure(f"{where}: {type(exc).__name__}: {exc}", retryable=False)

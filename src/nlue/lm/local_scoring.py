@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import math
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -193,6 +194,7 @@ class PrefixSharingScorer:
                     results = self._score_shared(batch, plan)
                 else:
                     results = self._score_whole([p for g in batch for p in g])
+                _refuse_non_finite(self.model, results)
                 on_batch(results)
 
     def _check(self, groups: list[list[EncodedPair]], plan: dict[tuple[int, ...], int]) -> list:
@@ -215,7 +217,8 @@ class PrefixSharingScorer:
         # float32 paths agree to ~1e-5 (lm-eval parity is checked at 1e-4); half precision to a few 1e-2
         tolerance = 1e-3 if self.model.dtype == torch.float32 else 5e-2
         for (_, mine), (_, theirs) in zip(shared, whole, strict=True):
-            if abs(mine.logprob - theirs.logprob) > tolerance:
+            # NaN differs from everything; a whole run that is not finite is the model's (refused after the check)
+            if math.isfinite(theirs.logprob) and not abs(mine.logprob - theirs.logprob) <= tolerance:
                 logger.warning(
                     "%s does not reproduce a whole run with a shared layout (%.6g vs %.6g): each request runs "
                     "its whole text",
@@ -304,6 +307,17 @@ class PrefixSharingScorer:
             logprobs = logits[row, len(tokens) - n : len(tokens)].float().log_softmax(-1)
             results.append((pair.position, _result(logprobs, pair.continuation)))
         return results
+
+
+def _refuse_non_finite(model: Any, results: list[tuple[int, Loglikelihood]]) -> None:
+    """A NaN or infinite log-probability is never scored: the batch is refused before anything of it is kept."""
+    bad = [position for position, result in results if not math.isfinite(result.logprob)]
+    if bad:
+        raise NlueError(
+            f"{type(model).__name__} gave a NaN or infinite log-probability for {len(bad)} of {len(results)} requests "
+            f"of a batch (the first: request {bad[0] + 1}); nothing of it is kept. A float16 model can overflow: run "
+            f"it with --dtype float32 or bfloat16. A checkpoint whose weights hold NaN cannot be scored"
+        )
 
 
 def _result(logprobs: Any, continuation: tuple[int, ...]) -> Loglikelihood:

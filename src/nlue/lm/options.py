@@ -51,11 +51,14 @@ def add_model_options(
     if endpoint:
         group.add_argument("--endpoint", help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
         group.add_argument("--api-key-env", default=DEFAULT_API_KEY_ENV,
-                           help="variable holding the API key (%(default)s); read, never printed or stored")  # fmt: skip
+                           help="variable holding the API key (%(default)s); read, never printed or stored; a "
+                           "user:password in --endpoint goes as HTTP basic auth instead")  # fmt: skip
         group.add_argument("--concurrency", type=int, default=concurrency,
                            help="requests in flight at once (%(default)s); 1 for a server that answers one at a "
                            "time, such as plain `transformers serve`")  # fmt: skip
-        group.add_argument("--timeout", type=float, default=timeout, help="seconds per request (%(default)s)")
+        group.add_argument("--timeout", type=float, default=timeout,
+                           help="seconds for each try of a request: its whole answer, however slowly it comes "
+                           "(%(default)s)")  # fmt: skip
         group.add_argument("--max-retries", type=int, default=DEFAULT_MAX_RETRIES,
                            help="tries again of a failed request (%(default)s)")  # fmt: skip
         if prices:

@@ -127,6 +127,22 @@ def public_url(url: str | None) -> str | None:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+_URL_IN_TEXT = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>`]+")
+
+
+def public_urls_in(text: str) -> str:
+    """``text`` with every URL in it as :func:`public_url` shows it (for log lines and messages).
+
+    Only a URL that could hold a credential (a ``@`` or a query) is rewritten; the others stay as written.
+    """
+
+    def shown(match: re.Match[str]) -> str:
+        url = match.group()
+        return public_url(url) or "" if "@" in url or "?" in url else url
+
+    return _URL_IN_TEXT.sub(shown, text)
+
+
 def redact(text: str, secrets: Iterable[str | None]) -> str:
     """``text`` with every occurrence of each secret (of 8 characters or more) replaced by ``***``."""
     for secret in secrets:
