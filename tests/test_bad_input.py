@@ -207,3 +207,57 @@ def test_csv_quote_inside_a_multibyte_character_is_bad_utf8_for_both_readers(tmp
     for read in (lambda: list(read_records(path)), lambda: list(read_batches(path, ["text", "label"]))):
         with pytest.raises(SourceError, match=r"row 2, field 'text': not valid UTF-8 \(byte 0xf3"):
             read()
+
+
+# --- issue 29, item 13: a label map that cannot be meant -------------------------------------------
+
+
+def _csv_train(tmp_path: Path) -> Path:
+    train = tmp_path / "train.csv"
+    rows = [f"{SENTENCES[i]} {i},{1 if i % 2 else -1}" for i in range(8)]
+    train.write_text("text,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return train
+
+
+def test_label_map_source_mapped_twice_is_refused(tmp_path: Path, capsys) -> None:
+    """issue 29, item 13: ``1=positive,1=negative`` stored every positive item as negative, exit 0."""
+    train = _csv_train(tmp_path)
+    code = _build(tmp_path, train, "--label-map=1=positive,1=negative,-1=negative")
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "--label-map: '1' is mapped twice, to 'positive' and to 'negative'" in err
+    assert not (tmp_path / "out" / "nlue").exists()
+
+
+def test_label_map_repeating_the_same_pair_is_fine(tmp_path: Path) -> None:
+    train = _csv_train(tmp_path)
+    assert _build(tmp_path, train, "--label-map=1=positive,1=positive,-1=negative") == 0
+
+
+def test_label_map_target_that_is_no_label_is_refused_before_reading(tmp_path: Path, capsys) -> None:
+    """issue 29, item 13: a target that is not a label of the task is refused up front, naming the labels.
+
+    The train file does not exist: the label map is refused before any file is opened.
+    """
+    code = _build(tmp_path, tmp_path / "missing.csv", "--label-map=1=positive,-1=neutral")
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "'neutral' is not a label of task 'sa'; its labels are 0=negative, 1=positive" in err, err
+    assert "not found" not in err
+
+
+@pytest.mark.parametrize(("task", "target"), [("wg", "2"), ("wg", "option1"), ("stsb", "4.5"), ("sa", "1")])
+def test_label_map_targets_of_each_form_are_accepted(task: str, target: str) -> None:
+    from nlue.data.mapping import FieldMapping
+    from nlue.data.rows import check_mapping
+
+    check_mapping(TASKS[task], FieldMapping(labels={"x": target, "y": "drop"}))
+
+
+def test_label_map_score_out_of_range_is_refused() -> None:
+    from nlue.data.mapping import FieldMapping
+    from nlue.data.rows import check_mapping
+    from nlue.errors import NlueError
+
+    with pytest.raises(NlueError, match=r"'7' is not a label of task 'stsb'; score outside 0-5"):
+        check_mapping(TASKS["stsb"], FieldMapping(labels={"high": "7"}))
