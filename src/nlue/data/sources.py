@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 from nlue.data.json_records import TooDeep, parse_json, record_problem, repeated_key
 from nlue.data.text_files import check_text_encoding, shown
 from nlue.errors import RowProblem, SourceError
+from nlue.text.safe import csv_cell_read
 
 SUPPORTED_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".json", ".jsonl", ".parquet")
 
@@ -337,6 +338,20 @@ def read_records(path: Path) -> Iterator[tuple[int, Record]]:
         yield from _read_json(path)
     else:
         yield from _read_parquet(path)
+
+
+def read_sheet_records(path: Path) -> Iterator[tuple[int, Record]]:
+    """The rows of a sheet nlue wrote and a person filled in (annotation, judging and review sheets).
+
+    As :func:`read_records`, with the spreadsheet guard that :func:`nlue.text.safe.csv_cell` put on
+    the text cells of a CSV or TSV taken off again, so that a text such as ``=HYPERLINK(...)``
+    reads back exactly as it was written out.
+    """
+    unguard = source_format(path) in ("csv", "tsv")
+    for number, record in read_records(path):
+        if unguard:
+            record = {k: csv_cell_read(v) if isinstance(v, str) else v for k, v in record.items()}
+        yield number, record
 
 
 def source_columns(path: Path) -> list[str] | None:
