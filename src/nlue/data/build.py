@@ -33,6 +33,7 @@ from pathlib import Path
 from nlue.data.columnar import supports_columnar
 from nlue.data.columnar_builder import ColumnarConfigBuilder
 from nlue.data.config_builder import ConfigBuilder
+from nlue.data.ownership import check_replaceable, write_build_marker
 from nlue.data.report import (
     ENGINES,
     REJECTS_SUFFIX,
@@ -69,6 +70,7 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
     finished = finish_interrupted_swap(out_dir, options.name)
     if finished is not None:
         logger.warning("%s", finished)
+    check_replaceable(out_dir, options.name)  # before any source is read: never replace what is not ours
     # Staging folders only ever hold an unfinished build, so a dead one can go before this
     # build needs the disk space; retired (".old-") folders may hold the only copy of the
     # previous output when a move was cut short, so they go only after this build is in place.
@@ -90,6 +92,7 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
                 configs[task_sources.task.name] = builder.build()
                 rejects += builder.rejects_written
         write_dataset_card(repo, configs, options)
+        write_build_marker(repo, options.name, card_digest(repo))
         report_path = staging / f"{options.name}{REPORT_SUFFIX}"
         report = {
             "name": options.name,
@@ -102,6 +105,7 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
             "configs": {name: cfg.to_dict() for name, cfg in configs.items()},
         }
         report_path.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        check_replaceable(out_dir, options.name)  # again: something may have been put there while we built
         swap_into_place(staging, out_dir, options.name)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
