@@ -44,6 +44,7 @@ from nlue.data.report import (
     TaskSources,
 )
 from nlue.data.rows import check_mapping
+from nlue.data.source_file import regular_file_state
 from nlue.data.staging import remove_stale_build_folders, write_owner_marker
 from nlue.data.swap import card_digest, finish_interrupted_swap, folders_in_swap, swap_into_place
 from nlue.errors import NlueError
@@ -62,8 +63,11 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
         raise NlueError(f"unknown build engine {options.engine!r}; expected one of {', '.join(ENGINES)}")
     if not 0.0 < options.validation_fraction < 1.0:
         raise NlueError(f"--validation-fraction must be between 0 and 1, got {options.validation_fraction}")
-    for task_sources in sources:  # a mapping that cannot apply is refused before any file is read
+    for task_sources in sources:  # refused before any file is read: a mapping that cannot apply, and
         check_mapping(task_sources.task, task_sources.mapping)
+        for split_files in task_sources.files.values():
+            for path in split_files:
+                regular_file_state(path)  # a missing file, or a pipe or device that would hang the read
     out_dir.mkdir(parents=True, exist_ok=True)
     # A build killed while it swapped its output in left a journal: finish that swap first, so
     # that this build replaces a whole output (and its staging folder is not swept as stale).

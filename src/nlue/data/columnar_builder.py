@@ -86,7 +86,8 @@ class ColumnarConfigBuilder(ConfigBuilder):
         if self.options.show_progress:
             progress = tqdm(desc=f"{self.task.name}/{split} {path.name}", unit=" rows", leave=False)
         try:
-            for source in read_batches(path, self.columnar.wanted_columns):
+            watched = self._watch(path)
+            for source in read_batches(path, self.columnar.wanted_columns, watched):
                 if not source.num_rows:
                     continue
                 if report.read == read_before:  # first rows: are the columns there?
@@ -102,6 +103,7 @@ class ColumnarConfigBuilder(ConfigBuilder):
                 yield converted
                 if progress is not None:
                     progress.update(source.num_rows)
+            self._note_digest(watched)
         finally:
             if progress is not None:
                 progress.close()

@@ -23,7 +23,6 @@ from tqdm.auto import tqdm
 from nlue.data import overlap
 from nlue.data.carve import stratum_dtype
 from nlue.data.carved_validation import CarvedValidation
-from nlue.data.discover import file_sha256
 from nlue.data.empty_splits import why_empty
 from nlue.data.fingerprints import FingerprintSet, as_keys, fingerprint
 from nlue.data.parquet_io import ShardedSplitWriter, SpillWriter
@@ -34,6 +33,7 @@ from nlue.data.report import (
     TaskSources,
 )
 from nlue.data.rows import Dropped, RowConverter
+from nlue.data.source_file import WatchedSource
 from nlue.data.sources import read_records
 from nlue.data.stats import SplitStats
 from nlue.data.translation_provenance import translation_provenance
@@ -102,6 +102,8 @@ class ConfigBuilder(CarvedValidation):
         self.label_dtype = self.task.kind.label_code_dtype(self.task)
         self.stratum_dtype = stratum_dtype(self.task)
         self.train_index = overlap.TrainIndex(self.input_keys)
+        # The SHA-256 of the bytes read from each source file (nlue.data.source_file), for the report.
+        self.read_digests: dict[Path, str] = {}
 
     def build(self) -> ConfigReport:
         report = ConfigReport(self.task)
@@ -114,7 +116,6 @@ class ConfigBuilder(CarvedValidation):
             )
         for split, split_files in files.items():
             for path in split_files:
-                report.source_files.append({"file": path.name, "sha256": file_sha256(path)})
                 made = translation_provenance(path)
                 if made is not None:
                     report.translations.append({"split": split, **made})
@@ -159,6 +160,11 @@ class ConfigBuilder(CarvedValidation):
             self._finish(split_report, writer)
             report.splits[split] = split_report
         report.splits = {split: report.splits[split] for split in self.task.splits if split in report.splits}
+        report.source_files = [
+            {"file": path.name, "sha256": self.read_digests[path]}
+            for split_files in files.values()
+            for path in split_files
+        ]
         for split, split_report in report.splits.items():
             if not split_report.kept:
                 self._leave_out(split, split_report, report.splits)
@@ -261,9 +267,27 @@ class ConfigBuilder(CarvedValidation):
                 )  # fmt: skip
         report.kept = 0  # recounted from what the writer actually wrote
 
+    def _watch(self, path: Path) -> WatchedSource:
+        """``path`` watched while it is read; :meth:`_note_digest` takes what its reading hashed."""
+        return WatchedSource(path)
+
+    def _note_digest(self, source: WatchedSource) -> None:
+        """Keep the SHA-256 of the bytes read; a file read again (a second pass) must give the same."""
+        assert source.sha256 is not None
+        earlier = self.read_digests.setdefault(source.path, source.sha256)
+        if earlier != source.sha256:
+            raise SourceError(
+                RowProblem(
+                    str(source.path), 0, "(file)",
+                    "changed while being read (its second reading gave other bytes than the first); build "
+                    "again once the file is complete, or from a copy that nothing writes to",
+                )
+            )  # fmt: skip
+
     def _converted_batches(self, path: Path, split: str, report: SplitReport) -> Iterator[_Batch]:
         """The file's rows, validated and normalised, in batches of ``DEDUP_BATCH_ROWS``."""
-        records = read_records(path)
+        source = self._watch(path)
+        records = read_records(path, source)
         if self.options.show_progress:
             records = tqdm(records, desc=f"{self.task.name}/{split} {path.name}", unit=" rows", leave=False)
         read_before = report.read
@@ -303,6 +327,7 @@ class ConfigBuilder(CarvedValidation):
             # conflicting duplicate before it (an error under --strict) is the one raised.
             yield batch
             raise
+        self._note_digest(source)
         yield batch
 
     def _decide(

@@ -23,7 +23,7 @@ from typing import Any
 from nlue.data.mapping import DROP, FieldMapping
 from nlue.data.normalize import normalize_text
 from nlue.data.sources import NotText, source_text
-from nlue.data.text_files import shown
+from nlue.data.text_files import listed, shown
 from nlue.errors import NlueError, RowProblem, SourceError
 from nlue.registry.kinds import RowRejection, TaskKind
 from nlue.registry.kinds.classification import label_key
@@ -117,17 +117,17 @@ class RowConverter:
 
     def check_columns(self, path: str, row: int, columns: Iterable[str]) -> None:
         """Raise a SourceError naming the first registry field the source lacks."""
-        present = set(columns)
+        names = list(columns)
+        present = set(names)
         for name in self.required_fields:
             column = self.mapping.source_column(name)
             if column not in present:
-                mapped = f" (mapped from column {column!r})" if column != name else ""
+                mapped = f" (mapped from column {shown(column)!r})" if column != name else ""
                 raise SourceError(
                     RowProblem(
                         path, row, name,
                         f"missing column{mapped}; task {self.task.name!r} needs "
-                        f"{', '.join(self.required_fields)}; the file has "
-                        f"{', '.join(shown(column) for column in sorted(present)) or 'no columns'} "
+                        f"{', '.join(self.required_fields)}; the file has {listed(names) or 'no columns'} "
                         "(use --column-map FIELD=COLUMN for another schema)",
                     )
                 )  # fmt: skip
