@@ -219,7 +219,9 @@ def test_overlap_counts_equal_a_plain_reference(tmp_path: Path, monkeypatch: pyt
         path = tmp_path / f"{split}.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
         files[split] = [path]
-    result = build_repo([TaskSources(TASKS["mnli"], files)], tmp_path / "out", BuildOptions(show_progress=False))
+    # The reference below keeps an input's first label (--conflicts keep-first); the overlap counts are the point.
+    options = BuildOptions(show_progress=False, conflicts="keep-first")
+    result = build_repo([TaskSources(TASKS["mnli"], files)], tmp_path / "out", options)
 
     def pair(r: dict) -> tuple[str, str]:
         return normalize_text(r["premise"]), normalize_text(r["hypothesis"])

@@ -33,6 +33,7 @@ from pathlib import Path
 from nlue.data.columnar import supports_columnar
 from nlue.data.columnar_builder import ColumnarConfigBuilder
 from nlue.data.config_builder import ConfigBuilder
+from nlue.data.label_votes import CONFLICT_RULES
 from nlue.data.ownership import check_replaceable, write_build_marker
 from nlue.data.report import (
     ENGINES,
@@ -61,6 +62,8 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
         raise NlueError("nothing to build: no configs given")
     if options.engine not in ENGINES:
         raise NlueError(f"unknown build engine {options.engine!r}; expected one of {', '.join(ENGINES)}")
+    if options.conflicts not in CONFLICT_RULES:
+        raise NlueError(f"unknown --conflicts rule {options.conflicts!r}; expected one of {', '.join(CONFLICT_RULES)}")
     if not 0.0 < options.validation_fraction < 1.0:
         raise NlueError(f"--validation-fraction must be between 0 and 1, got {options.validation_fraction}")
     for task_sources in sources:  # refused before any file is read: a mapping that cannot apply, and
@@ -104,6 +107,7 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
             "validation_fraction": options.validation_fraction,
             "is_sample": options.is_sample,
             "drop_leaked_test": options.drop_leaked_test,
+            "conflicts": options.conflicts,
             "rejects": rejects,
             "card_sha256": card_digest(repo),  # which repo this report describes
             "configs": {name: cfg.to_dict() for name, cfg in configs.items()},

@@ -171,6 +171,14 @@ class WatchedSource:
         )
 
 
+def keep_digest(digests: dict[Path, str], source: WatchedSource) -> None:
+    """Keep the SHA-256 of the bytes a finished reading of ``source`` read; a file read again (a split read a
+    second time) must give the same bytes, or it changed between the readings."""
+    assert source.sha256 is not None
+    if digests.setdefault(source.path, source.sha256) != source.sha256:
+        raise source._changed("its second reading gave other bytes than the first")
+
+
 class _HashingReader(io.RawIOBase):
     """A raw reader that feeds every byte it returns to its :class:`WatchedSource`'s digest."""
 
