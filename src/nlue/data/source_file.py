@@ -60,8 +60,10 @@ class FileState:
             return "another file now has its name (it was replaced)"
         if later.size != self.size:
             return f"its size went from {self.size:,} to {later.size:,} bytes"
-        if (later.mtime_ns, later.ctime_ns) != (self.mtime_ns, self.ctime_ns):
+        if later.mtime_ns != self.mtime_ns:
             return "it was written to (its modification time changed)"
+        if later.ctime_ns != self.ctime_ns:  # a write with the old time put back, or a change of mode or links
+            return "it was changed (its status change time moved)"
         return ""
 
 

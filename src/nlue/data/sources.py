@@ -409,11 +409,3 @@ def read_sheet_records(path: Path) -> Iterator[tuple[int, Record]]:
         if unguard:
             record = {k: csv_cell_read(v) if isinstance(v, str) else v for k, v in record.items()}
         yield number, record
-
-
-def source_columns(path: Path) -> list[str] | None:
-    """Column names of a file without reading its rows (None when unknown up front)."""
-    fmt = source_format(path)
-    if fmt == "parquet":
-        return list(pq.ParquetFile(path).schema_arrow.names)
-    return None
