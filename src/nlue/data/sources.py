@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 
 from nlue.data.json_records import TooDeep, parse_json, record_problem, repeated_key
 from nlue.data.source_file import WatchedSource
-from nlue.data.text_files import MAX_LINE_BYTES, LineLengths, bounded_lines, check_text_encoding, shown
+from nlue.data.text_files import MAX_LINE_BYTES, LineLengths, bounded_lines, check_text_encoding, listed
 from nlue.errors import RowProblem, SourceError
 from nlue.text.safe import csv_cell_read
 
@@ -179,7 +179,7 @@ def _check_distinct_names(path: Path, names: Sequence[str]) -> None:
             raise SourceError(
                 RowProblem(
                     str(path), 0, "(header)",
-                    f"the column {shown(name)!r} appears twice (columns {first[name]} and {position}); "
+                    f"the column {listed([name])!r} appears twice (columns {first[name]} and {position}); "
                     "name each column once",
                 )
             )  # fmt: skip
