@@ -82,7 +82,9 @@ class ConfigBuilder(CarvedValidation, LabelRule):
     * while a split is de-duplicated, a label code beside it: 1 byte for a class id, 8
       for a score (its float64 bits), none for GMET;
     * while a validation split is carved: a 1-byte stratum during the train pass, then
-      a 1-byte held-out mask, and during the seeded draw 4 bytes per row of one stratum.
+      a 1-byte held-out mask, and during the seeded draw 4 bytes per row of one stratum;
+    * while a train or validation split is first read under ``--conflicts majority``: 8 bytes
+      per row that repeats an input (:mod:`nlue.data.label_votes`).
 
     So ~18 bytes per row for a single-input classification train split (~21 at the
     draw), up to ~34 for MNLI and ~41 for STS-B. Rows are held a batch at a time, text
