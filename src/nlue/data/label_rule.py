@@ -70,7 +70,7 @@ class LabelRule:
             reports = build()
             if self._votes.conflict_rows:  # the second reading found a disagreement the first did not
                 raise RuntimeError(f"{self.task.name}/{split}: labels still disagree after the majority was decided")
-        reports["train" if split == "train" else split].label_conflicts = self._votes.summary(first)
+        reports[split].label_conflicts = self._votes.summary(first)
         self._votes = None
         return reports
 
