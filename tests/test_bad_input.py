@@ -1,4 +1,4 @@
-"""Issue 22: source files a reader must refuse by name, and texts the builder must not store as given.
+"""Issues 22 and 29: source files a reader must refuse by name, and texts the builder must not store as given.
 
 Each case ends with exit code 2 and a message naming file, row and field (never a traceback, a
 codec message or raw control bytes on the terminal), or builds without the character at fault.
@@ -6,7 +6,12 @@ codec message or raw control bytes on the terminal), or builds without the chara
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import threading
+import time
+import tracemalloc
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from nlue.cli import main
+from nlue.data import columnar_builder
 from nlue.data.arrow_sources import read_batches
 from nlue.data.build import build_repo
 from nlue.data.report import BuildOptions, TaskSources
@@ -207,3 +213,195 @@ def test_csv_quote_inside_a_multibyte_character_is_bad_utf8_for_both_readers(tmp
     for read in (lambda: list(read_records(path)), lambda: list(read_batches(path, ["text", "label"]))):
         with pytest.raises(SourceError, match=r"row 2, field 'text': not valid UTF-8 \(byte 0xf3"):
             read()
+
+
+# --- issue 29, item 13: a label map that cannot be meant -------------------------------------------
+
+
+def _csv_train(tmp_path: Path) -> Path:
+    train = tmp_path / "train.csv"
+    rows = [f"{SENTENCES[i]} {i},{1 if i % 2 else -1}" for i in range(8)]
+    train.write_text("text,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return train
+
+
+def test_label_map_source_mapped_twice_is_refused(tmp_path: Path, capsys) -> None:
+    """issue 29, item 13: ``1=positive,1=negative`` stored every positive item as negative, exit 0."""
+    train = _csv_train(tmp_path)
+    code = _build(tmp_path, train, "--label-map=1=positive,1=negative,-1=negative")
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "--label-map: '1' is mapped twice, to 'positive' and to 'negative'" in err
+    assert not (tmp_path / "out" / "nlue").exists()
+
+
+def test_label_map_repeating_the_same_pair_is_fine(tmp_path: Path) -> None:
+    train = _csv_train(tmp_path)
+    assert _build(tmp_path, train, "--label-map=1=positive,1=positive,-1=negative") == 0
+
+
+def test_label_map_target_that_is_no_label_is_refused_before_reading(tmp_path: Path, capsys) -> None:
+    """issue 29, item 13: a target that is not a label of the task is refused up front, naming the labels.
+
+    The train file does not exist: the label map is refused before any file is opened.
+    """
+    code = _build(tmp_path, tmp_path / "missing.csv", "--label-map=1=positive,-1=neutral")
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "'neutral' is not a label of task 'sa'; its labels are 0=negative, 1=positive" in err, err
+    assert "not found" not in err
+
+
+@pytest.mark.parametrize(("task", "target"), [("wg", "2"), ("wg", "option1"), ("stsb", "4.5"), ("sa", "1")])
+def test_label_map_targets_of_each_form_are_accepted(task: str, target: str) -> None:
+    from nlue.data.mapping import FieldMapping
+    from nlue.data.rows import check_mapping
+
+    check_mapping(TASKS[task], FieldMapping(labels={"x": target, "y": "drop"}))
+
+
+def test_label_map_score_out_of_range_is_refused() -> None:
+    from nlue.data.mapping import FieldMapping
+    from nlue.data.rows import check_mapping
+    from nlue.errors import NlueError
+
+    with pytest.raises(NlueError, match=r"'7' is not a label of task 'stsb'; score outside 0-5"):
+        check_mapping(TASKS["stsb"], FieldMapping(labels={"high": "7"}))
+
+
+# --- issue 29, item 14: source files that are not files, change while read, or never end a line ---
+
+
+@pytest.mark.parametrize("engine", ["rows", "columnar"])
+def test_source_truncated_at_a_line_end_while_read_is_refused(tmp_path: Path, monkeypatch, engine: str) -> None:
+    """issue 29, item 14: a file cut short while it was read built with exit 0, rows lost, and the
+    report gave the SHA-256 of the untruncated file. Now the change is found and the build refused."""
+    from nlue.data import config_builder
+
+    train = tmp_path / "train.csv"
+    lines = [f"{SENTENCES[i % len(SENTENCES)]} {i} {'क' * 200},{i % 2}" for i in range(12_000)]
+    train.write_text("text,label\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    cut = len(("text,label\n" + "\n".join(lines[:9_000]) + "\n").encode())  # a line end past the first batch
+    decide = {"rows": config_builder.ConfigBuilder, "columnar": columnar_builder.ColumnarConfigBuilder}[engine]
+    original = decide._decide
+
+    def truncating_decide(self, *args, **kwargs):
+        if train.stat().st_size > cut:
+            os.truncate(train, cut)  # another program cuts the file while the build reads it
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(decide, "_decide", truncating_decide)
+    options = BuildOptions(show_progress=False, engine=engine)
+    with pytest.raises(SourceError, match=r"train\.csv, field '\(file\)': changed while being read \("):
+        build_repo([TaskSources(TASKS["sa"], {"train": [train]})], tmp_path / "out", options)
+    assert not (tmp_path / "out" / "nlue").exists()
+
+
+def test_report_sha256_is_of_the_bytes_read(tmp_path: Path) -> None:
+    train = tmp_path / "train.csv"
+    train.write_text("text,label\n" + "\n".join(f"{SENTENCES[i]} {i},{i % 2}" for i in range(8)) + "\n")
+    test = _jsonl(tmp_path, json.dumps({"text": "अर्को वाक्य", "label": 1}), name="test.jsonl")
+    for engine in ("rows", "columnar"):
+        options = BuildOptions(show_progress=False, engine=engine)
+        result = build_repo([TaskSources(TASKS["sa"], {"train": [train], "test": [test]})], tmp_path / engine, options)
+        report = json.loads(result.report_path.read_text(encoding="utf-8"))
+        assert report["configs"]["sa"]["sources"] == [
+            {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()} for path in (train, test)
+        ]
+
+
+def test_watched_source_refuses_a_file_that_changed_under_its_reader(tmp_path: Path) -> None:
+    from nlue.data.source_file import WatchedSource
+
+    path = tmp_path / "train.jsonl"
+    path.write_text('{"text": "राम्रो छ", "label": 1}\n' * 200, encoding="utf-8")
+    source = WatchedSource(path)
+    with source.hashing() as handle:
+        handle.read(100)
+        with path.open("r+b") as writer:  # rewritten in place, same size
+            writer.write(b" " * 10)
+        handle.read()
+    os.utime(path, ns=(source.before.mtime_ns, source.before.mtime_ns))  # even with the old time put back
+    with pytest.raises(SourceError, match="changed while being read"):
+        source.finish()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_a_fifo_as_a_split_file_is_refused_not_waited_on(tmp_path: Path, capsys, suffix: str) -> None:
+    """issue 29, item 14: a named pipe as a split file hung the build without a word."""
+    fifo = tmp_path / f"train{suffix}"
+    os.mkfifo(fifo)
+    outcome: list[int] = []
+    worker = threading.Thread(target=lambda: outcome.append(_build(tmp_path, fifo)), daemon=True)
+    worker.start()
+    worker.join(20)
+    if worker.is_alive():  # the old behaviour: blocked in open(); let it go before failing
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("the build waited on the named pipe")
+    err = capsys.readouterr().err
+    assert outcome == [2], err
+    assert f"train{suffix}, field '(file)': is a named pipe (FIFO), not a regular file" in err
+    with pytest.raises(SourceError, match="named pipe"):
+        list(read_records(fifo))
+    with pytest.raises(SourceError, match="named pipe"):
+        list(read_batches(fifo, ["text", "label"]))
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".jsonl"])
+def test_a_sparse_file_of_gigabytes_is_refused_after_its_first_line_limit(tmp_path: Path, capsys, suffix: str) -> None:
+    """issue 29, item 14: a sparse 10 GB CSV took 21 GB of memory and ended in an internal MemoryError.
+
+    A 2 GB file of NUL bytes (sparse: no disk used) is one line with no end; it is refused after the
+    first 64 MiB are read, quickly and with memory bounded by the reader's chunks.
+    """
+    sparse = tmp_path / f"train{suffix}"
+    with sparse.open("wb") as handle:
+        handle.truncate(2 << 30)
+    tracemalloc.start()
+    started = time.monotonic()
+    try:
+        code = _build(tmp_path, sparse)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    elapsed = time.monotonic() - started
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"train{suffix}, field '(file)': line 1 is longer than 64 MiB" in err, err
+    assert "internal error" not in err and "MemoryError" not in err
+    assert elapsed < 10 and peak < 64 << 20, (elapsed, peak)
+    for read in (lambda: list(read_records(sparse)), lambda: list(read_batches(sparse, ["text", "label"]))):
+        with pytest.raises(SourceError, match="line 1 is longer than 64 MiB"):
+            read()
+
+
+def test_a_large_json_array_is_refused_by_its_size(tmp_path: Path) -> None:
+    sparse = tmp_path / "train.json"
+    with sparse.open("wb") as handle:
+        handle.truncate(1 << 30)
+    with pytest.raises(SourceError, match=r"a \.json source is parsed whole.*save it as JSON Lines"):
+        list(read_records(sparse))
+
+
+def test_a_field_past_the_csv_limit_is_named_not_an_internal_error(tmp_path: Path, monkeypatch) -> None:
+    import csv
+
+    path = tmp_path / "train.csv"
+    path.write_text('text,label\nठीक,1\n"' + "लामो\n" * 400 + '",0\n', encoding="utf-8")
+    limit = csv.field_size_limit()
+    csv.field_size_limit(1000)  # the module-wide limit, lowered for this file
+    try:
+        with pytest.raises(SourceError, match=r"row 2, field '\(row\)': not readable as CSV: field larger than"):
+            list(read_records(path))
+    finally:
+        csv.field_size_limit(limit)
+
+
+def test_a_header_of_100000_columns_gives_a_short_message(tmp_path: Path, capsys) -> None:
+    """issue 29, item 14: a header of 100,000 columns gave a 789 KB error line."""
+    train = tmp_path / "train.csv"
+    names = [f"column_{i}" for i in range(100_000)]
+    train.write_text(",".join(names) + "\n" + ",".join("x" * len(names)) + "\n", encoding="utf-8")
+    err = _fails_with(tmp_path, capsys, train, "missing column", "the file has column_0, column_1, column_2")
+    assert "… and 99,988 more (100,000 columns)" in err
+    assert len(err) < 2000, len(err)

@@ -106,7 +106,8 @@ def test_duplicates_and_leakage_are_removed_and_counted(tmp_path: Path, write_cs
     sources = [TaskSources(TASKS["sa"], {"train": [train], "validation": [val], "test": [test]})]
     result = build_repo(sources, tmp_path / "out", _options(drop_leaked_test=drop_leaked_test))
     splits = result.configs["sa"].splits
-    assert (splits["train"].kept, splits["train"].duplicates, splits["train"].conflicting_duplicates) == (20, 1, 1)
+    # train_rows[1] is given labels 1 and 0, once each: a tie, so the majority rule keeps neither row.
+    assert (splits["train"].kept, splits["train"].duplicates, splits["train"].conflicting_duplicates) == (19, 1, 2)
     assert (splits["validation"].kept, splits["validation"].leaked_from_train) == (6, 1)
     test_split = splits["test"]
     if drop_leaked_test:  # the old rule, now opt-in: test items seen in train/validation are removed
@@ -116,9 +117,10 @@ def test_duplicates_and_leakage_are_removed_and_counted(tmp_path: Path, write_cs
         assert test_split.kept == 8
         assert (test_split.leaked_from_train, test_split.leaked_from_validation) == (0, 0)
         assert (test_split.overlap.with_train, test_split.overlap.with_validation) == (1, 1)
-    # The conflicting duplicate (same text, other label) is listed as a reject.
+    # Both rows of the tied text are listed as rejects, with the reason.
     rejects = [json.loads(line) for line in result.rejects_path.read_text(encoding="utf-8").splitlines()]
-    assert len(rejects) == 1 and rejects[0]["row"] == 22 and "different label" in rejects[0]["reason"]
+    assert [r["row"] for r in rejects] == [2, 22]
+    assert all("no label has a majority (negative 1 row, positive 1 row)" in r["reason"] for r in rejects)
     test_texts = {r["text"] for r in _read(result.repo_dir, "sa", "test")}
     assert test_texts == {t for t, _ in test_rows} | (set() if drop_leaked_test else {t for t, _ in leaked})
 

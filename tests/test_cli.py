@@ -51,10 +51,11 @@ def test_push_dry_run_lists_exact_files_and_card(sample_build, capsys, monkeypat
     repo = sample_build.repo_dir
     assert main(["push", str(repo), "--repo-id", "someone/nlue", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    files = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if p.is_file())
+    # Every file but the build's hidden marker (.nlue-build.json: what tells a later build this folder is one).
+    files = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if p.is_file() and p.name[0] != ".")
     plan = out.split("card header", 1)[0]
     listed = [line.split()[0] for line in plan.splitlines() if line.startswith("  ")]
-    assert listed == files
+    assert listed == files and (repo / ".nlue-build.json").is_file()
     assert "dataset repo someone/nlue" in out and "card header (README.md):" in out
     assert "config_name: qnli" in out and "nothing was uploaded" in out
     assert "hf_secret_token_value" not in out

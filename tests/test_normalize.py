@@ -126,6 +126,23 @@ def test_pipes_become_dandas_in_one_pass(text: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        ("PrimeHD || माओ", "PrimeHD || माओ"),  # a Latin double pipe, not half a danda
+        ("a|| b", "a|| b"),
+        ("x ||| y", "x ||| y"),
+        ("ok || राम्रो छ ||", "ok || राम्रो छ॥"),  # the pipes after Devanagari still become a double danda
+        ("राम्रो || PrimeHD ||", "राम्रो॥ PrimeHD ||"),
+        ("क || ||", "क॥॥"),
+        ("क।|", "क।।"),  # after a danda (Devanagari punctuation)
+    ],
+)
+def test_pipes_after_other_text_stay_pipes(text: str, expected: str) -> None:
+    """issue 29, item 15: "PrimeHD || माओ" became "PrimeHD |। माओ" (the second pipe read as a danda)."""
+    assert normalize_text(text) == expected and normalize_text(expected) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
         ("🏳\ufe0f\u200d🌈", "🏳\ufe0f\u200d🌈"),  # an emoji sequence: the ZWJ joins the flag and the rainbow
         ("👩\u200d🌾", "👩\u200d🌾"),
         ("👩\u200c🌾", "👩🌾"),  # ZWNJ never joins emoji

@@ -23,6 +23,7 @@ from nlue.registry.mcq import URDUMMLU_TABLE4
 from nlue.registry.nediom import TABLE3
 from nlue.registry.paper import PAPER_MODELS, RESULT_COLUMNS, paper_model
 from nlue.space.columns import PAPER_METRIC_COLUMNS
+from nlue.text.safe import csv_cell_read
 
 pytest.importorskip("matplotlib")
 RESAMPLES = 300
@@ -74,8 +75,8 @@ def report(results: Path, tmp_path_factory) -> Path:
 
 
 def _csv(report: Path, name: str) -> list[dict[str, str]]:
-    with (report / f"{name}.csv").open(encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle))
+    with (report / f"{name}.csv").open(encoding="utf-8", newline="") as handle:  # text cells carry the formula guard
+        return [{k: csv_cell_read(v) for k, v in row.items()} for row in csv.DictReader(handle)]
 
 
 def _file(results: Path, run: str, task: str) -> dict:

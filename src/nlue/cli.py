@@ -99,6 +99,8 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
         help="remove test items whose inputs also occur in train or validation (default: keep the test set "
         "as released and count them in the report and card)",
     )
+    out.add_argument("--conflicts", choices=("majority", "keep-first"), default="majority",
+                     help="an input given several labels keeps its majority label (a tie drops it) or its first")  # fmt: skip
     add_logging_options(p, quiet_help="no progress bars; warnings and errors only")
     p.set_defaults(func=_cmd_build)
 
@@ -291,6 +293,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         repo_id=args.repo_id,
         show_progress=not args.quiet,
         drop_leaked_test=args.drop_leaked_test,
+        conflicts=args.conflicts,
     )
     result = build_repo(sources, args.out, options)
     print(build_summary(result))

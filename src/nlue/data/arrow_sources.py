@@ -37,8 +37,9 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
+from nlue.data.source_file import WatchedSource
 from nlue.data.sources import Record, check_parquet_batch, read_records, source_format, unreadable_parquet
-from nlue.data.text_files import check_text_encoding
+from nlue.data.text_files import LineLengths, check_text_encoding
 from nlue.errors import RowProblem, SourceError
 
 # Bytes of CSV parsed per Arrow batch (~3,000 sentences). Arrow's streaming reader reads up
@@ -78,22 +79,25 @@ class SourceBatch:
         return self.table.take(pa.array(positions, type=pa.int64())).to_pylist()
 
 
-def read_batches(path: Path, wanted: Sequence[str]) -> Iterator[SourceBatch]:
+def read_batches(path: Path, wanted: Sequence[str], source: WatchedSource | None = None) -> Iterator[SourceBatch]:
     """The rows of ``path`` in batches; Arrow tables hold the ``wanted`` columns that exist.
 
     A reader's error comes after the batch of the rows before it, as the row path decides
-    those rows before the error ends the build.
+    those rows before the error ends the build. As :func:`nlue.data.sources.read_records`,
+    the file must be a regular file that does not change while it is read; ``source`` is the
+    file as the caller watches it (its ``sha256`` is set once the last batch is read).
     """
-    if not path.is_file():
-        raise SourceError(RowProblem(str(path), 0, "(file)", "file not found"))
+    source = source or WatchedSource(path)
     fmt = source_format(path)
     if fmt in ("csv", "tsv"):
-        check_text_encoding(path)  # before Arrow reads UTF-16's NUL bytes as UTF-8 text
-        yield from _delimited_batches(path, "," if fmt == "csv" else "\t", wanted)
+        with source.open() as handle:
+            check_text_encoding(path, handle)  # before Arrow reads UTF-16's NUL bytes as UTF-8 text
+        yield from _delimited_batches(source, "," if fmt == "csv" else "\t", wanted)
     elif fmt == "parquet":
-        yield from _parquet_batches(path, wanted)
+        yield from _parquet_batches(source, wanted)
     else:
-        yield from record_batches(read_records(path))
+        yield from record_batches(read_records(path, source))
+    source.finish()
 
 
 def record_batches(records: Iterator[tuple[int, Record]], rows: int = RECORD_BATCH_ROWS) -> Iterator[SourceBatch]:
@@ -119,18 +123,19 @@ def _record_batch(numbers: list[int], records: list[Record]) -> SourceBatch:
     return SourceBatch(np.array(numbers, dtype=np.int64), list(records[0]), records=records)
 
 
-def _parquet_batches(path: Path, wanted: Sequence[str]) -> Iterator[SourceBatch]:
+def _parquet_batches(source: WatchedSource, wanted: Sequence[str]) -> Iterator[SourceBatch]:
+    path = source.path
     try:
         parquet = pq.ParquetFile(path)
     except Exception as exc:  # pyarrow raises several types for a corrupt file
         raise SourceError(RowProblem(str(path), 0, "(file)", f"not a readable Parquet file: {exc}")) from None
     names = list(parquet.schema_arrow.names)
     if len(set(names)) != len(names):  # the row path's records keep the last of equal names
-        yield from record_batches(read_records(path))
+        yield from record_batches(read_records(path, source))
         return
     present = [name for name in wanted if name in names]
     if not present:  # nothing to read: the row path names the missing column
-        yield from record_batches(read_records(path))
+        yield from record_batches(read_records(path, source))
         return
     first = 1
     batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=present)
@@ -147,19 +152,20 @@ def _parquet_batches(path: Path, wanted: Sequence[str]) -> Iterator[SourceBatch]
         first += table.num_rows
 
 
-def _delimited_batches(path: Path, delimiter: str, wanted: Sequence[str]) -> Iterator[SourceBatch]:
-    header = _header(path, delimiter)
+def _delimited_batches(source: WatchedSource, delimiter: str, wanted: Sequence[str]) -> Iterator[SourceBatch]:
+    path = source.path
+    header = _header(source, delimiter)
     names = header[0] if header is not None else []
     present = [name for name in wanted if name in names]
     if header is None or not present:
-        yield from record_batches(read_records(path))
+        yield from record_batches(read_records(path, source))
         return
     # The file's UTF-8 is checked by a scan, as Python decodes it (see the module docstring).
     # Cells holding a carriage return are handed over (see _arrow_csv_batches), so a file
-    # with one anywhere has all its cells read.
-    utf8, carriage_returns = _scan(path)
+    # with one anywhere has all its cells read. The scan is the pass whose bytes are hashed.
+    utf8, carriage_returns = _scan(source)
     if not utf8:
-        yield from record_batches(read_records(path))
+        yield from record_batches(read_records(path, source))
         return
     if carriage_returns:
         present = names
@@ -170,10 +176,10 @@ def _delimited_batches(path: Path, delimiter: str, wanted: Sequence[str]) -> Ite
         except pa.ArrowInvalid:  # the first block holds a row Arrow refuses: the row path names it
             reader = None
         if reader is None:
-            yield from record_batches(read_records(path))
+            yield from record_batches(read_records(path, source))
             return
         try:
-            yield from _arrow_csv_batches(path, reader, names, whole_rows=reads_all)
+            yield from _arrow_csv_batches(source, reader, names, whole_rows=reads_all)
         finally:
             reader.close()
 
@@ -199,7 +205,7 @@ def _open_csv(handle: pa.NativeFile, names: list[str], delimiter: str, present: 
 
 
 def _arrow_csv_batches(
-    path: Path, reader: pa_csv.CSVStreamingReader, names: list[str], whole_rows: bool
+    source: WatchedSource, reader: pa_csv.CSVStreamingReader, names: list[str], whole_rows: bool
 ) -> Iterator[SourceBatch]:
     """Arrow's batches gathered into ~CONVERT_BYTES each.
 
@@ -222,7 +228,7 @@ def _arrow_csv_batches(
                 # Blank lines that end the file are rows to nobody (Python skips them, and no
                 # row after them is numbered): dropped, when every cell was read (an unread
                 # cell may hold the line ends). Any other empty row: Python reads on.
-                if not (whole_rows and _at_the_end(path, empty, batch, reader)):
+                if not (whole_rows and _at_the_end(source, empty, batch, reader)):
                     raise pa.ArrowInvalid("a row of empty cells")
                 batch = batch.slice(0, int(empty[0]))
         except StopIteration:
@@ -231,7 +237,7 @@ def _arrow_csv_batches(
             if pending:
                 yield _table_batch(pending, delivered, names)
                 delivered += sum(b.num_rows for b in pending)
-            yield from record_batches(itertools.islice(read_records(path), delivered, None))
+            yield from record_batches(itertools.islice(read_records(source.path, source), delivered, None))
             return
         pending.append(batch)
         pending_bytes += batch.nbytes
@@ -243,7 +249,9 @@ def _arrow_csv_batches(
         yield _table_batch(pending, delivered, names)
 
 
-def _at_the_end(path: Path, empty: np.ndarray, batch: pa.RecordBatch, reader: pa_csv.CSVStreamingReader) -> bool:
+def _at_the_end(
+    source: WatchedSource, empty: np.ndarray, batch: pa.RecordBatch, reader: pa_csv.CSVStreamingReader
+) -> bool:
     """Whether the empty rows ``empty`` are blank lines that end the file.
 
     They must close ``batch``, no row may follow, and the file must end with one line end
@@ -257,12 +265,12 @@ def _at_the_end(path: Path, empty: np.ndarray, batch: pa.RecordBatch, reader: pa
                 return False
     except StopIteration:
         pass
-    return _final_line_ends(path) == len(empty) + 1
+    return _final_line_ends(source) == len(empty) + 1
 
 
-def _final_line_ends(path: Path) -> int:
-    """How many line ends ("\\n", "\\r\\n" or "\\r") end ``path`` (-1: more than one read shows)."""
-    with path.open("rb") as handle:
+def _final_line_ends(source: WatchedSource) -> int:
+    """How many line ends ("\\n", "\\r\\n" or "\\r") end the file (-1: more than one read shows)."""
+    with source.open() as handle:
         handle.seek(0, 2)
         size = handle.tell()
         handle.seek(max(0, size - _SCAN_CHUNK_BYTES))
@@ -301,13 +309,19 @@ def _empty_rows(batch: pa.RecordBatch) -> np.ndarray:
     return np.flatnonzero(empty.to_numpy(zero_copy_only=False))
 
 
-def _scan(path: Path) -> tuple[bool, bool]:
-    """Whether ``path`` is valid UTF-8 (by Arrow's validator, which refuses what Python's decoder
-    refuses) and whether it holds a carriage return."""
+def _scan(source: WatchedSource) -> tuple[bool, bool]:
+    """Whether the file is valid UTF-8 (by Arrow's validator, which refuses what Python's decoder
+    refuses) and whether it holds a carriage return; a line past the limit is refused here.
+
+    The bytes of this pass are the ones hashed (:mod:`nlue.data.source_file`): it reads the whole
+    file, in order, unless the file is not UTF-8, and then Python's reader hashes its own pass.
+    """
     incomplete = b""  # a UTF-8 sequence the previous chunk ended inside
     carriage_return = False
-    with path.open("rb") as handle:
+    lines = LineLengths(source.path)
+    with source.hashing() as handle:
         while chunk := handle.read(_SCAN_CHUNK_BYTES):
+            lines.feed(chunk)
             carriage_return = carriage_return or b"\r" in chunk
             text = incomplete + chunk
             cut = _complete_utf8(text)
@@ -339,10 +353,10 @@ def _valid_utf8(data: bytes) -> bool:
     return True
 
 
-def _header(path: Path, delimiter: str) -> tuple[list[str], str] | None:
+def _header(source: WatchedSource, delimiter: str) -> tuple[list[str], str] | None:
     """The header record and delimiter, as ``nlue.data.sources`` reads them; None for a header
     Arrow should not be trusted with (not one line of distinct names, or not UTF-8)."""
-    with path.open("rb") as handle:
+    with source.open() as handle:
         start = handle.read(_SCAN_CHUNK_BYTES)
     ends = [i for i in (start.find(b"\n"), start.find(b"\r")) if i >= 0]
     if not ends:

@@ -33,6 +33,8 @@ from pathlib import Path
 from nlue.data.columnar import supports_columnar
 from nlue.data.columnar_builder import ColumnarConfigBuilder
 from nlue.data.config_builder import ConfigBuilder
+from nlue.data.label_votes import CONFLICT_RULES
+from nlue.data.ownership import check_replaceable, write_build_marker
 from nlue.data.report import (
     ENGINES,
     REJECTS_SUFFIX,
@@ -42,6 +44,8 @@ from nlue.data.report import (
     ConfigReport,
     TaskSources,
 )
+from nlue.data.rows import check_mapping
+from nlue.data.source_file import regular_file_state
 from nlue.data.staging import remove_stale_build_folders, write_owner_marker
 from nlue.data.swap import card_digest, finish_interrupted_swap, folders_in_swap, swap_into_place
 from nlue.errors import NlueError
@@ -58,14 +62,22 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
         raise NlueError("nothing to build: no configs given")
     if options.engine not in ENGINES:
         raise NlueError(f"unknown build engine {options.engine!r}; expected one of {', '.join(ENGINES)}")
+    if options.conflicts not in CONFLICT_RULES:
+        raise NlueError(f"unknown --conflicts rule {options.conflicts!r}; expected one of {', '.join(CONFLICT_RULES)}")
     if not 0.0 < options.validation_fraction < 1.0:
         raise NlueError(f"--validation-fraction must be between 0 and 1, got {options.validation_fraction}")
+    for task_sources in sources:  # refused before any file is read: a mapping that cannot apply, and
+        check_mapping(task_sources.task, task_sources.mapping)
+        for split_files in task_sources.files.values():
+            for path in split_files:
+                regular_file_state(path)  # a missing file, or a pipe or device that would hang the read
     out_dir.mkdir(parents=True, exist_ok=True)
     # A build killed while it swapped its output in left a journal: finish that swap first, so
     # that this build replaces a whole output (and its staging folder is not swept as stale).
     finished = finish_interrupted_swap(out_dir, options.name)
     if finished is not None:
         logger.warning("%s", finished)
+    check_replaceable(out_dir, options.name)  # before any source is read: never replace what is not ours
     # Staging folders only ever hold an unfinished build, so a dead one can go before this
     # build needs the disk space; retired (".old-") folders may hold the only copy of the
     # previous output when a move was cut short, so they go only after this build is in place.
@@ -87,6 +99,7 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
                 configs[task_sources.task.name] = builder.build()
                 rejects += builder.rejects_written
         write_dataset_card(repo, configs, options)
+        write_build_marker(repo, options.name, card_digest(repo))
         report_path = staging / f"{options.name}{REPORT_SUFFIX}"
         report = {
             "name": options.name,
@@ -94,11 +107,13 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
             "validation_fraction": options.validation_fraction,
             "is_sample": options.is_sample,
             "drop_leaked_test": options.drop_leaked_test,
+            "conflicts": options.conflicts,
             "rejects": rejects,
             "card_sha256": card_digest(repo),  # which repo this report describes
             "configs": {name: cfg.to_dict() for name, cfg in configs.items()},
         }
         report_path.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        check_replaceable(out_dir, options.name)  # again: something may have been put there while we built
         swap_into_place(staging, out_dir, options.name)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -21,7 +21,13 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from nlue import __version__
-from nlue.data.card_sections import gmet_fields_section, left_out_lines, overlap_section
+from nlue.data.card_sections import (
+    conflict_lines,
+    conflict_rule_sentence,
+    gmet_fields_section,
+    left_out_lines,
+    overlap_section,
+)
 from nlue.data.card_text import NLUE_CARD_TEXT, kind_texts, overview_lines, sample_banner
 from nlue.data.card_translation import MACHINE_TRANSLATED_TAG, translation_section
 from nlue.data.normalize import NEAR_DUPLICATE_RULES
@@ -229,8 +235,8 @@ def _processing_section(configs: Mapping[str, ConfigReport], options: BuildOptio
         "",
         "Rows that fail validation are left out and listed, with file, row, field and reason, in the "
         "build's rejects file. In train and validation, exact duplicates (same normalised inputs) are kept "
-        "once (a repeat with another label is rejected), and a validation item whose inputs also occur in "
-        "train is removed as leakage. "
+        "once, and a validation item whose inputs also occur in train is removed as leakage. "
+        f"{conflict_rule_sentence(options)} "
         + (
             "Test items whose inputs also occur in train or validation were removed (`--drop-leaked-test`); "
             "the test set is otherwise kept as released, repeats included."
@@ -254,6 +260,7 @@ def _processing_section(configs: Mapping[str, ConfigReport], options: BuildOptio
             lines.append(
                 f"| {name} | {split} | {read} | {r.kept} | {r.rejected} | {r.duplicates} | {leaked} | {dropped} |"
             )
+    lines += conflict_lines(configs, options)
     lines += ["", "Source files (SHA-256):", ""]
     for name, cfg in configs.items():
         for source in cfg.source_files:

@@ -1,8 +1,10 @@
 """Sections of a config on the dataset card that come from the build's counts: overlap between splits,
-splits left out, and which GMET fields are the paper's (:mod:`nlue.data.card` assembles the card)."""
+splits left out, which GMET fields are the paper's, and what the rule for inputs given several labels
+did (:mod:`nlue.data.card` assembles the card)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -144,4 +146,51 @@ def gmet_fields_section(cfg: ConfigReport, options: BuildOptions) -> list[str]:
         lines += ["", f"Each of the {test.kept} items lists at least one acceptable answer."]
     if options.is_sample:
         lines += ["", "In this sample every field of every item was written by the nlue developers."]
+    return lines
+
+
+def conflict_rule_sentence(options: BuildOptions) -> str:
+    """How the build chose among the labels of an input given several in train or validation (``--conflicts``)."""
+    if options.conflicts == "keep-first":
+        return (
+            "An input that train or validation gives two or more labels keeps its first row's label, and the "
+            "later rows with another label are rejected (`--conflicts keep-first`)."
+        )
+    return (
+        "An input that train or validation gives two or more labels keeps the label most of its rows give (the "
+        "first row with that label), and the rows with another label are rejected; when two labels tie, no "
+        "label can be told right, and every row of the input is rejected (`--conflicts majority`, the default; "
+        "`--conflicts keep-first` keeps the first row's label instead)."
+    )
+
+
+def conflict_lines(configs: Mapping[str, ConfigReport], options: BuildOptions) -> list[str]:
+    """Per split, what the rule changed: the inputs given several labels and what became of them."""
+    rows = [
+        (name, split, report.label_conflicts)
+        for name, cfg in configs.items()
+        for split, report in cfg.splits.items()
+        if report.label_conflicts
+    ]
+    if not rows:
+        return ["", "No input of train or validation was given two different labels."]
+    if options.conflicts == "keep-first":
+        lines = ["", "| config | split | inputs given several labels | rows rejected (not their first label) |"]
+        lines.append("|---|---|---|---|")
+        lines += [f"| {n} | {s} | {c['inputs']} | {c['rows_rejected']} |" for n, s, c in rows]
+        return lines
+    lines = [
+        "",
+        "What the majority rule changed, against keeping each input's first label: an input whose majority is "
+        "another label than its first row's is stored with the majority label, and a tied input is left out.",
+        "",
+        "| config | split | inputs given several labels | majority = first label | majority = another label "
+        "| tied, left out | rows rejected |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {n} | {s} | {c['inputs']} | {c['majority_is_first_label']} | {c['majority_is_another_label']} | "
+        f"{c['tied_inputs']} | {c['rows_rejected_outvoted'] + c['rows_rejected_tied']} |"
+        for n, s, c in rows
+    ]
     return lines

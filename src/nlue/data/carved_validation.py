@@ -32,17 +32,20 @@ class CarvedValidation:
     stratum_dtype: np.dtype
     task: Any
     label_field: Any
+    label_dtype: Any
 
     def _build_train_with_carved_validation(
-        self, paths: Sequence[Path], train_keys: FingerprintSet
-    ) -> tuple[dict[str, SplitReport], FingerprintSet]:
+        self, paths: Sequence[Path], keys: dict[str, FingerprintSet]
+    ) -> dict[str, SplitReport]:
         """Train has no validation split: hold out a stratified, seeded fraction of it.
 
         The kept rows are spilled to disk while their strata (1 byte each) are noted; once
         every row is known the held-out mask is drawn, and the spill is split into the
         two writers as Arrow tables, without turning rows back into Python objects.
-        Returns the reports and the carved validation rows' fingerprints.
+        Returns the reports; the fingerprints of train (before the carve) and of the carved
+        validation rows go to ``keys``.
         """
+        train_keys = FingerprintSet(self.label_dtype)
         strata_chunks: list[np.ndarray] = []
         spill = SpillWriter(
             self.dir / ".train-spill.arrow",
@@ -87,7 +90,8 @@ class CarvedValidation:
         self.train_index.count(carved, np.zeros(len(carved), dtype=bool), carved_counts)
         self._finish(train_report, train_writer)
         self._finish(val_report, val_writer)
-        return {"train": train_report, "validation": val_report}, validation_keys
+        keys["train"], keys["validation"] = train_keys, validation_keys
+        return {"train": train_report, "validation": val_report}
 
     def _strata(self, table: pa.Table) -> np.ndarray:
         """Carving strata of a table's rows: the class id, or the score band 0..5."""

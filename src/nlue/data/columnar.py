@@ -48,11 +48,10 @@ _NOT_TIDY_IN_BULK = (
     "[^ -~\\x{0900}-\\x{093B}\\x{093D}-\\x{0950}\\x{0955}-\\x{0957}\\x{0960}-\\x{097F}]|\\|\\|\\||\\|[^|]+\\|"
 )
 # The pipe rules on a trimmed, collapsed text with one run of pipes: after a Devanagari
-# character (and a space) "||" becomes "॥" and "|" "।"; elsewhere the second of "||" becomes "।".
+# character (and a space) "||" becomes "॥" and "|" "।"; elsewhere the pipes stay as written.
 _PIPE_REWRITES: tuple[tuple[str, str], ...] = (
     ("([\\x{0900}-\\x{097F}]) ?\\|\\|", "\\1॥"),
     ("([\\x{0900}-\\x{097F}]) ?\\|", "\\1।"),
-    ("\\|\\|", "|।"),
 )
 _VALID, _DROPPED, _ROW_PATH = 0, 1, 2
 
@@ -349,7 +348,7 @@ def _tidy(array: pa.Array, needs_work: np.ndarray) -> tuple[pa.Array, np.ndarray
 
     Such a text (one :data:`_NOT_TIDY_IN_BULK` does not match) is normalised by trimming it, collapsing its space
     runs and applying the pipe rules of :mod:`nlue.data.normalize`, which for one pipe run
-    come down to three rewrites (:data:`_PIPE_REWRITES`). Returns the array with those
+    come down to two rewrites (:data:`_PIPE_REWRITES`). Returns the array with those
     texts replaced, and the rows left for the row path (other texts, and texts that end up
     empty, which the row path rejects).
     """

@@ -36,6 +36,7 @@ from nlue.data.fingerprints import FingerprintSet
 from nlue.data.overlap import RowKeys, TrainIndex
 from nlue.data.parquet_io import ShardedSplitWriter, SpillWriter
 from nlue.data.report import BuildOptions, SplitReport, TaskSources
+from nlue.data.source_file import WatchedSource, keep_digest
 from nlue.registry.tasks import TaskSpec
 
 
@@ -49,7 +50,9 @@ class ColumnarConfigBuilder(ConfigBuilder):
     def __init__(self, sources: TaskSources, config_dir: Path, options: BuildOptions, rejects: IO[str]) -> None:
         super().__init__(sources, config_dir, options, rejects)
         self.columnar = ColumnarConverter(self.task, sources.mapping)
-        self.train_index = _CarriedKeysIndex(self.task)
+
+    def _new_train_index(self) -> TrainIndex:
+        return _CarriedKeysIndex(self.task)
 
     # ------------------------------------------------------------ rows as tables
     # Kept rows are tables of the config's columns and the rows' keys (nlue.data.columnar.key_fields),
@@ -86,7 +89,8 @@ class ColumnarConfigBuilder(ConfigBuilder):
         if self.options.show_progress:
             progress = tqdm(desc=f"{self.task.name}/{split} {path.name}", unit=" rows", leave=False)
         try:
-            for source in read_batches(path, self.columnar.wanted_columns):
+            watched = WatchedSource(path)
+            for source in read_batches(path, self.columnar.wanted_columns, watched):
                 if not source.num_rows:
                     continue
                 if report.read == read_before:  # first rows: are the columns there?
@@ -102,6 +106,7 @@ class ColumnarConfigBuilder(ConfigBuilder):
                 yield converted
                 if progress is not None:
                     progress.update(source.num_rows)
+            keep_digest(self.read_digests, watched)
         finally:
             if progress is not None:
                 progress.close()

@@ -12,6 +12,7 @@ import json
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import compress
 from pathlib import Path
 from typing import IO, Any
@@ -23,9 +24,10 @@ from tqdm.auto import tqdm
 from nlue.data import overlap
 from nlue.data.carve import stratum_dtype
 from nlue.data.carved_validation import CarvedValidation
-from nlue.data.discover import file_sha256
 from nlue.data.empty_splits import why_empty
 from nlue.data.fingerprints import FingerprintSet, as_keys, fingerprint
+from nlue.data.label_rule import LabelRule
+from nlue.data.label_votes import LabelVotes
 from nlue.data.parquet_io import ShardedSplitWriter, SpillWriter
 from nlue.data.report import (
     BuildOptions,
@@ -34,6 +36,7 @@ from nlue.data.report import (
     TaskSources,
 )
 from nlue.data.rows import Dropped, RowConverter
+from nlue.data.source_file import WatchedSource, keep_digest
 from nlue.data.sources import read_records
 from nlue.data.stats import SplitStats
 from nlue.data.translation_provenance import translation_provenance
@@ -46,7 +49,7 @@ logger = logging.getLogger(__name__)
 # Rows converted before their fingerprints are checked together: a few MiB of rows held,
 # and numpy calls that each cover thousands of rows.
 DEDUP_BATCH_ROWS = 8192
-_CONFLICT_REASON = "same input as an earlier row but a different label; the earlier row is kept"
+_REJECTED_VERDICTS = (overlap.CONFLICT, overlap.FOUND_IN_TEST, overlap.OUTVOTED, overlap.TIED)
 
 
 @dataclass
@@ -65,7 +68,7 @@ class _Batch:
         self.problems.append((len(self.rows), problem))
 
 
-class ConfigBuilder(CarvedValidation):
+class ConfigBuilder(CarvedValidation, LabelRule):
     """Builds the splits of one config into ``<staging>/<config>/``.
 
     What still grows with the rows, per distinct row kept (see :mod:`nlue.data.fingerprints`):
@@ -79,7 +82,9 @@ class ConfigBuilder(CarvedValidation):
     * while a split is de-duplicated, a label code beside it: 1 byte for a class id, 8
       for a score (its float64 bits), none for GMET;
     * while a validation split is carved: a 1-byte stratum during the train pass, then
-      a 1-byte held-out mask, and during the seeded draw 4 bytes per row of one stratum.
+      a 1-byte held-out mask, and during the seeded draw 4 bytes per row of one stratum;
+    * while a train or validation split is first read under ``--conflicts majority``: 8 bytes
+      per row that repeats an input (:mod:`nlue.data.label_votes`).
 
     So ~18 bytes per row for a single-input classification train split (~21 at the
     draw), up to ~34 for MNLI and ~41 for STS-B. Rows are held a batch at a time, text
@@ -101,7 +106,10 @@ class ConfigBuilder(CarvedValidation):
         self.label_field = self.task.label_field
         self.label_dtype = self.task.kind.label_code_dtype(self.task)
         self.stratum_dtype = stratum_dtype(self.task)
-        self.train_index = overlap.TrainIndex(self.input_keys)
+        self.train_index = self._new_train_index()
+        self._votes: LabelVotes | None = None  # the --conflicts tally of the split being read
+        # The SHA-256 of the bytes read from each source file (nlue.data.source_file), for the report.
+        self.read_digests: dict[Path, str] = {}
 
     def build(self) -> ConfigReport:
         report = ConfigReport(self.task)
@@ -114,55 +122,60 @@ class ConfigBuilder(CarvedValidation):
             )
         for split, split_files in files.items():
             for path in split_files:
-                report.source_files.append({"file": path.name, "sha256": file_sha256(path)})
                 made = translation_provenance(path)
                 if made is not None:
                     report.translations.append({"split": split, **made})
         self.dir.mkdir(parents=True)
-        train_keys = FingerprintSet(self.label_dtype)
-        validation_keys = FingerprintSet()
-        test_keys: FingerprintSet | None = None
+        keys: dict[str, FingerprintSet] = {}  # each built split's fingerprints, once it is built
         has_train = "train" in files
         carve = has_train and "validation" not in files and self.task.kind.carves_validation
         for split in self._split_order():
             if split == "train" and carve:
-                reports, validation_keys = self._build_train_with_carved_validation(files["train"], train_keys)
-                report.splits.update(reports)
-                continue
-            exclude: dict[str, FingerprintSet] = {}
-            if split == "test" and len(validation_keys):
-                # Validation first: a carved validation row is in train_keys too (train was
-                # de-duplicated before the carve), but in the built train split it is not.
-                exclude["validation"] = validation_keys
-            if split != "train":
-                exclude["train"] = train_keys
-            if split in self.task.kind.apart_from_test and test_keys is not None:
-                exclude["test"] = test_keys
-            if split == "train":
-                seen = train_keys
-            elif split == "validation":
-                seen = validation_keys = FingerprintSet(self.label_dtype)
+                build = partial(self._build_train_with_carved_validation, files["train"], keys)
             else:
-                seen = FingerprintSet(self.label_dtype)
-            split_report = SplitReport(stats=self._new_stats())
-            if split != "train" and has_train:
-                split_report.overlap = self.train_index.new_counts()
-            writer = self._split_writer(split, split_report)
-            for kept in self._kept_rows(files[split], split, split_report, seen, exclude):
-                self._write_kept(writer, kept)
-                if split == "train":
-                    self.train_index.add(self.train_index.keys(self._kept_columns(kept)))
-            seen.drop_labels()  # later splits check their keys only
-            if split == "test":
-                test_keys = seen
-            self._log_fingerprints(split, seen)
-            self._finish(split_report, writer)
-            report.splits[split] = split_report
+                build = partial(self._build_split, split, files[split], keys, has_train)
+            report.splits.update(self._by_label_rule(split, build))
         report.splits = {split: report.splits[split] for split in self.task.splits if split in report.splits}
+        report.source_files = [
+            {"file": path.name, "sha256": self.read_digests[path]}
+            for split_files in files.values()
+            for path in split_files
+        ]
         for split, split_report in report.splits.items():
             if not split_report.kept:
                 self._leave_out(split, split_report, report.splits)
         return report
+
+    def _build_split(
+        self, split: str, paths: Sequence[Path], keys: dict[str, FingerprintSet], has_train: bool
+    ) -> dict[str, SplitReport]:
+        """Build one split from its files; its fingerprints go to ``keys[split]``."""
+        exclude: dict[str, FingerprintSet] = {}
+        if split == "test" and len(keys.get("validation", ())):
+            # Validation first: a carved validation row is in train's keys too (train was
+            # de-duplicated before the carve), but in the built train split it is not.
+            exclude["validation"] = keys["validation"]
+        if split != "train" and "train" in keys:
+            exclude["train"] = keys["train"]
+        if split in self.task.kind.apart_from_test and "test" in keys:
+            exclude["test"] = keys["test"]
+        seen = FingerprintSet(self.label_dtype)
+        split_report = SplitReport(stats=self._new_stats())
+        if split != "train" and has_train:
+            split_report.overlap = self.train_index.new_counts()
+        writer = self._split_writer(split, split_report)
+        for kept in self._kept_rows(paths, split, split_report, seen, exclude):
+            self._write_kept(writer, kept)
+            if split == "train":
+                self.train_index.add(self.train_index.keys(self._kept_columns(kept)))
+        seen.drop_labels()  # later splits check their keys only
+        keys[split] = seen
+        self._log_fingerprints(split, seen)
+        self._finish(split_report, writer)
+        return {split: split_report}
+
+    def _new_train_index(self) -> overlap.TrainIndex:
+        return overlap.TrainIndex(self.input_keys)
 
     def _split_order(self) -> list[str]:
         """The splits with sources, in the task's order; test first when a split must share no item with it."""
@@ -263,7 +276,8 @@ class ConfigBuilder(CarvedValidation):
 
     def _converted_batches(self, path: Path, split: str, report: SplitReport) -> Iterator[_Batch]:
         """The file's rows, validated and normalised, in batches of ``DEDUP_BATCH_ROWS``."""
-        records = read_records(path)
+        source = WatchedSource(path)
+        records = read_records(path, source)
         if self.options.show_progress:
             records = tqdm(records, desc=f"{self.task.name}/{split} {path.name}", unit=" rows", leave=False)
         read_before = report.read
@@ -303,6 +317,7 @@ class ConfigBuilder(CarvedValidation):
             # conflicting duplicate before it (an error under --strict) is the one raised.
             yield batch
             raise
+        keep_digest(self.read_digests, source)
         yield batch
 
     def _decide(
@@ -339,40 +354,40 @@ class ConfigBuilder(CarvedValidation):
         a conflicting repeat, or a test item in a split that must share none with test), where each was found."""
         is_test = split == "test"
         drop_leaks = not is_test or self.options.drop_leaked_test
-        verdicts, found_in = overlap.row_verdicts(keys, label_codes, seen, exclude, drop_leaks)
+        votes = self._votes
+        ruled = votes.decided.rule_rows if votes is not None and votes.decided is not None else None
+        verdicts, found_in = overlap.row_verdicts(keys, label_codes, seen, exclude, drop_leaks, ruled)
         counts = np.bincount(verdicts, minlength=overlap.VERDICTS).tolist()
         if is_test:  # the release's own test items: repeats are counted and kept
             report.kept_duplicates += counts[overlap.DUPLICATE]
             report.kept_conflicting_duplicates += counts[overlap.CONFLICT]
             keep = verdicts <= overlap.CONFLICT
-            rejected: list[tuple[int, int]] = []
+            rejected: list[tuple[int, str, str]] = []
         else:
+            if votes is not None:
+                votes.tally(keys, label_codes, verdicts, seen)
+            disagreeing = counts[overlap.CONFLICT] + counts[overlap.OUTVOTED] + counts[overlap.TIED]
             report.duplicates += counts[overlap.DUPLICATE]
-            report.conflicting_duplicates += counts[overlap.CONFLICT]
-            report.rejected += counts[overlap.CONFLICT] + counts[overlap.FOUND_IN_TEST]
+            report.conflicting_duplicates += disagreeing
+            report.rejected += disagreeing + counts[overlap.FOUND_IN_TEST]
             report.found_in_test += counts[overlap.FOUND_IN_TEST]
             keep = verdicts == overlap.KEEP
-            positions = np.flatnonzero((verdicts == overlap.CONFLICT) | (verdicts == overlap.FOUND_IN_TEST))
-            rejected = list(zip(positions.tolist(), verdicts[positions].tolist(), strict=True))
+            positions = np.flatnonzero(np.isin(verdicts, _REJECTED_VERDICTS))
+            rejected = [
+                (i, *self._rejection(verdict, keys[i], split))
+                for i, verdict in zip(positions.tolist(), verdicts[positions].tolist(), strict=True)
+            ]
         report.leaked_from_train += counts[overlap.FOUND_IN_TRAIN]
         report.leaked_from_validation += counts[overlap.FOUND_IN_VALIDATION]
         return keep, rejected, found_in
 
-    def _write_rejects(self, batch: Any, split: str, rejected: list[tuple[int, int]]) -> None:
+    def _write_rejects(self, batch: Any, split: str, rejected: list[tuple[int, str, str]]) -> None:
         """Reject the batch's problems and the rows its verdicts reject (see :meth:`_verdicts`), in source order.
 
         A problem noted with ``n`` rows before it comes before row ``n``.
         """
-        label_field = self.label_field or "answers"
-        in_test = (
-            f"the same {', '.join(self.input_keys)} as a test item (after normalisation); the {split} split "
-            "must share no item with test"
-        )
         conflict_problems = [
-            (i, RowProblem(batch.path, int(batch.row_numbers[i]), label_field, _CONFLICT_REASON))
-            if verdict == overlap.CONFLICT
-            else (i, RowProblem(batch.path, int(batch.row_numbers[i]), self.input_keys[0], in_test))
-            for i, verdict in rejected
+            (i, RowProblem(batch.path, int(batch.row_numbers[i]), field, reason)) for i, field, reason in rejected
         ]
         # sorted() is stable and the key leaves the problems uncompared: ties keep source order.
         ordered = sorted(

@@ -1,4 +1,4 @@
-"""Finding a build's source files: ``<root>/<config>/<split>*.<ext>``, and their checksums.
+"""Finding a build's source files: ``<root>/<config>/<split>*.<ext>``.
 
 A config's splits are its task's (``train``/``validation``/``test`` for NLUE, ``demo``/``test``
 for an exam); ``dev``, ``valid`` and ``val`` name validation where the task has one. One
@@ -9,7 +9,6 @@ unless ``configs`` names others, and configs of two benchmarks are not built tog
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,14 +59,6 @@ def split_of(path: Path, splits: Sequence[str] = ("train", "validation", "test")
         if stem == split or stem.startswith((split + "_", split + "-")):
             return SPLIT_ALIASES.get(split, split)
     return None
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def task_sources_from_folder(root: Path, configs: Sequence[str] | None = None) -> list[TaskSources]:

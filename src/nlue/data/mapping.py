@@ -39,14 +39,27 @@ class FieldMapping:
 
 
 def parse_pairs(text: str, option: str) -> dict[str, str]:
-    """Parse ``a=b,c=d`` as given to ``--column-map`` / ``--label-map``."""
+    """Parse ``a=b,c=d`` as given to ``--column-map`` / ``--label-map``.
+
+    A key given twice with two values is refused: keeping either one (the last, as a dict
+    would) silently stores every such row under the other's meaning.
+    """
     pairs: dict[str, str] = {}
     for chunk in filter(None, (c.strip() for c in text.split(","))):
         key, sep, value = chunk.partition("=")
         if not sep or not key.strip() or not value.strip():
             raise NlueError(f"{option}: expected KEY=VALUE pairs separated by commas, got {chunk!r}")
-        pairs[key.strip()] = value.strip()
+        _add_pair(pairs, key.strip(), value.strip(), option)
     return pairs
+
+
+def _add_pair(pairs: dict[str, str], key: str, value: str, option: str, where: str = "") -> None:
+    """Add ``key=value`` to ``pairs``; a key already mapped to another value is an error."""
+    if key in pairs and pairs[key] != value:
+        raise NlueError(
+            f"{option}: {where}{key!r} is mapped twice, to {pairs[key]!r} and to {value!r}; map each source value once"
+        )
+    pairs[key] = value
 
 
 def parse_category_map(text: str) -> dict[str, str]:
@@ -68,7 +81,7 @@ def parse_category_map(text: str) -> dict[str, str]:
         key, sep, value = chunk.partition("=")
         if not sep or not key.strip() or not value.strip():
             raise NlueError(f"{option}: expected SOURCE=CATEGORY pairs separated by commas, got {chunk!r}")
-        pairs[key.strip()] = value.strip()
+        _add_pair(pairs, key.strip(), value.strip(), option)
     return pairs
 
 
@@ -91,5 +104,5 @@ def _category_pairs_from_file(path: Path, option: str) -> dict[str, str]:
             continue
         if len(row) != 2 or not row[0].strip() or not row[1].strip():
             raise NlueError(f"{option}: {path}, row {number}: expected two columns, source and category, got {row!r}")
-        pairs[row[0].strip()] = row[1].strip()
+        _add_pair(pairs, row[0].strip(), row[1].strip(), option, f"{path}, row {number}: ")
     return pairs

@@ -23,7 +23,8 @@ Rules (documented in docs/guides/build.md and the dataset card):
   space; leading and trailing space is stripped.
 * An ASCII ``|`` written after Devanagari text (or after another such ``|``, which is
   about to become a danda) as a stand-in for the danda becomes ``।`` (and ``||`` becomes
-  ``॥``); real dandas are kept as they are. Normalising twice changes nothing.
+  ``॥``); real dandas are kept as they are. Pipes after anything else stay pipes
+  (``PrimeHD || माओ`` is kept as written). Normalising twice changes nothing.
 * Devanagari digits (०-९) and ASCII digits are kept as written: converting them would
   change the text a model sees, and both occur in real Nepali text.
 * The emoji variation selectors U+FE0F (emoji style) and U+FE0E (text style) are kept
@@ -56,10 +57,11 @@ _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _REMOVED = re.compile(f"[\u200b\u2060\ufeff\u00ad{_CONTROLS}{_BIDI}]")
 _JOINER_RUN = re.compile("[\u200c\u200d]+")
 _WHITESPACE = re.compile(r"\s+")
-# After Devanagari, or after a pipe that is itself becoming a danda ("क| |" -> "क।।" in one
-# pass, so that normalising again changes nothing).
-_PIPE_DOUBLE_DANDA = re.compile(f"(?<=[{_DEVANAGARI}|])\\s*\\|\\|")
-_PIPE_DANDA = re.compile(f"(?<=[{_DEVANAGARI}|])\\s*\\|")
+# A run of pipes (each perhaps after spaces) that starts right after Devanagari: the whole run
+# becomes dandas at once ("क| |" -> "क।।"), so that normalising again changes nothing. A run after
+# anything else ("PrimeHD || माओ") is not a danda and stays as written.
+_PIPE_RUN = re.compile(f"(?<=[{_DEVANAGARI}])(?:\\s*\\|)+")
+_PIPE_IN_RUN = re.compile(r"\s*(\|\|?)")
 _VARIATION_SELECTORS = "\ufe0e\ufe0f"
 # Extended_Pictographic characters of the BMP (Unicode emoji-data; generated once with the
 # `regex` module's \p{Extended_Pictographic}, kept literal so that normalisation needs no
@@ -115,6 +117,11 @@ def _joiner_or_nothing(match: re.Match[str]) -> str:
     return ""
 
 
+def _dandas(match: re.Match[str]) -> str:
+    """A run of pipes after Devanagari as dandas: ``||`` (no space between) is ``॥``, a lone ``|`` is ``।``."""
+    return "".join("॥" if len(pipes.group(1)) == 2 else "।" for pipes in _PIPE_IN_RUN.finditer(match.group()))
+
+
 def normalize_text(text: str) -> str:
     """Return ``text`` normalised by the rules in this module's docstring."""
     text = unicodedata.normalize("NFC", text)
@@ -141,8 +148,7 @@ def _normalize_passes(text: str) -> str:
     if "\u200c" in text or "\u200d" in text:
         text = _JOINER_RUN.sub(_joiner_or_nothing, text)
     if "|" in text:
-        text = _PIPE_DOUBLE_DANDA.sub("॥", text)
-        text = _PIPE_DANDA.sub("।", text)
+        text = _PIPE_RUN.sub(_dandas, text)
     # str.split() and the regex \s agree on what whitespace is (both use str.isspace),
     # so this equals _WHITESPACE.sub(" ", text).strip(), at a fraction of the cost.
     text = " ".join(text.split())

@@ -23,7 +23,7 @@ decide which rows are kept. The columnar builder keys the same texts with
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,9 +34,10 @@ from nlue.data.normalize import loose_texts
 
 # What happens to a converted row, decided a batch of rows at a time. FOUND_IN_* double as
 # "leaked" verdicts when such rows are removed; FOUND_IN_TEST is an exam's demonstration row
-# that is also a test item (rejected: the pool must share no item with test).
-VERDICTS = 6
-KEEP, DUPLICATE, CONFLICT, FOUND_IN_TRAIN, FOUND_IN_VALIDATION, FOUND_IN_TEST = range(VERDICTS)
+# that is also a test item (rejected: the pool must share no item with test). OUTVOTED and TIED
+# are rows of an input given several labels that the majority rule rejects (nlue.data.label_votes).
+VERDICTS = 8
+KEEP, DUPLICATE, CONFLICT, FOUND_IN_TRAIN, FOUND_IN_VALIDATION, FOUND_IN_TEST, OUTVOTED, TIED = range(VERDICTS)
 _FOUND_VERDICTS: Mapping[str, int] = {"train": FOUND_IN_TRAIN, "validation": FOUND_IN_VALIDATION, "test": FOUND_IN_TEST}
 
 
@@ -163,6 +164,7 @@ def row_verdicts(
     seen: FingerprintSet,
     exclude: Mapping[str, FingerprintSet],
     drop_found: bool = True,
+    ruled: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One verdict per row of a batch, and where each row was found; new keys go to ``seen``.
 
@@ -170,8 +172,10 @@ def row_verdicts(
     label). The same rules as checking row by row: a row whose key is in an excluded
     split was found there (the first such split in ``exclude``'s order; ``found_in``
     holds FOUND_IN_<split>, else KEEP). With ``drop_found`` that is its verdict;
-    otherwise, and for the rows found nowhere, a row whose key was seen before (in an
-    earlier batch, or earlier in this one) is a DUPLICATE when its label is the first
+    otherwise, and for the rows found nowhere, a row that ``ruled`` (the label majority's
+    decisions, :meth:`nlue.data.label_votes.Decisions.rule_rows`) rejects gets its verdict
+    (OUTVOTED or TIED) and is not seen; of the others, a row whose key was seen before (in
+    an earlier batch, or earlier in this one) is a DUPLICATE when its label is the first
     such row's label and a CONFLICT when not.
     """
     verdicts = np.full(len(keys), KEEP, dtype=np.int8)
@@ -187,6 +191,11 @@ def row_verdicts(
         verdicts[~open_rows] = found_in[~open_rows]
     else:
         open_rows[:] = True  # rows kept although found elsewhere are still checked for repeats
+    if ruled is not None and labels is not None:
+        outcome = ruled(keys, labels)
+        lost = open_rows & (outcome != KEEP)
+        verdicts[lost] = outcome[lost]
+        open_rows &= ~lost
     found, stored = seen.lookup(keys)
     repeat = np.flatnonzero(open_rows & found)
     verdicts[repeat] = _repeat_verdicts(_take(labels, repeat), _take(stored, repeat), len(repeat))

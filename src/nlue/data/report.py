@@ -53,6 +53,9 @@ class BuildOptions:
     # How configs whose rules allow it are built: "columnar" (Arrow batches) or "rows" (one
     # row at a time, the reference the columnar builder is tested against). Same outputs.
     engine: str = "columnar"
+    # Which label an input given several labels in train or validation keeps: "majority" (a tie
+    # leaves the input out) or "keep-first" (the first row's); see nlue.data.label_votes.
+    conflicts: str = "majority"
 
 
 @dataclass
@@ -76,6 +79,8 @@ class SplitReport:
     carved_from_train: bool = False
     # Why a split that ended with no rows was left out of the repo ("" when it was not).
     left_out: str = ""
+    # What the --conflicts rule did to inputs given several labels (None when none was).
+    label_conflicts: dict[str, Any] | None = None
     num_bytes: int = 0
     files: list[str] = field(default_factory=list)
     stats: SplitStats | None = None
@@ -96,6 +101,7 @@ class SplitReport:
             "found_in_test": self.found_in_test,
             "carved_from_train": self.carved_from_train,
             **({"left_out": self.left_out} if self.left_out else {}),
+            **({"label_conflicts": self.label_conflicts} if self.label_conflicts else {}),
             "num_bytes": self.num_bytes,
             "files": self.files,
         }

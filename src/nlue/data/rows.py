@@ -23,7 +23,7 @@ from typing import Any
 from nlue.data.mapping import DROP, FieldMapping
 from nlue.data.normalize import normalize_text
 from nlue.data.sources import NotText, source_text
-from nlue.data.text_files import shown
+from nlue.data.text_files import listed, shown
 from nlue.errors import NlueError, RowProblem, SourceError
 from nlue.registry.kinds import RowRejection, TaskKind
 from nlue.registry.kinds.classification import label_key
@@ -54,6 +54,42 @@ def _shown(value: Any) -> str:
     return text if len(text) <= _SHOWN_VALUE_CHARS else text[: _SHOWN_VALUE_CHARS - 1] + "…"
 
 
+def check_mapping(task: TaskSpec, mapping: FieldMapping) -> None:
+    """Refuse a mapping that cannot apply to ``task``, before any row is read (the builder calls this first).
+
+    A column map naming a field the task lacks, a category map for a task without categories,
+    and a label map target that is not a label of the task (nor ``drop``): found later, the last
+    would reject every row carrying that source value, one by one, as an "unknown label".
+    """
+    known = (*task.kind.required_fields(task), *task.kind.optional_fields(task))
+    unknown = set(mapping.columns) - set(known)
+    if unknown:
+        raise NlueError(
+            f"--column-map names {', '.join(sorted(unknown))}, which task {task.name!r} "
+            f"does not have; its fields are {', '.join(known)}"
+        )
+    if mapping.categories and not task.categories:
+        raise NlueError(f"--category-map applies to tasks with categories; {task.name!r} has none")
+    if not mapping.labels:
+        return
+    if task.label_field is None:
+        raise NlueError(f"--label-map: task {task.name!r} has no label field to map")
+    for key, target in mapping.labels.items():
+        if target == DROP or not isinstance(task.kind.parse_label(task, target), str):
+            continue
+        if task.label_values:  # WinoGrande's 1 or 2, or a name
+            expected = f"its labels are {', '.join(task.label_names)} (or {' or '.join(task.label_values)})"
+        elif task.label_names:
+            ids = ", ".join(f"{i}={name}" for i, name in enumerate(task.label_names))
+            expected = f"its labels are {ids} (a name or an id)"
+        else:
+            expected = str(task.kind.parse_label(task, target))
+        raise NlueError(
+            f"--label-map: {key}={target}: {target!r} is not a label of task {task.name!r}; {expected}, "
+            f"or {DROP!r} to leave such rows out"
+        )
+
+
 class RowConverter:
     """Validates and normalises the records of one source file for one task."""
 
@@ -61,15 +97,7 @@ class RowConverter:
         self.task = task
         self.kind = task.kind
         self.mapping = mapping or FieldMapping()
-        known = (*self.required_fields, *self.optional_fields)
-        unknown = set(self.mapping.columns) - set(known)
-        if unknown:
-            raise NlueError(
-                f"--column-map names {', '.join(sorted(unknown))}, which task {task.name!r} "
-                f"does not have; its fields are {', '.join(known)}"
-            )
-        if self.mapping.categories and not task.categories:
-            raise NlueError(f"--category-map applies to tasks with categories; {task.name!r} has none")
+        check_mapping(task, self.mapping)
         # convert() runs once per source row: look the task's properties up once here.
         self._text_columns = tuple((name, self.mapping.source_column(name)) for name in task.text_fields)
         self._label_column = self.mapping.source_column(task.label_field) if task.label_field else ""
@@ -89,17 +117,17 @@ class RowConverter:
 
     def check_columns(self, path: str, row: int, columns: Iterable[str]) -> None:
         """Raise a SourceError naming the first registry field the source lacks."""
-        present = set(columns)
+        names = list(columns)
+        present = set(names)
         for name in self.required_fields:
             column = self.mapping.source_column(name)
             if column not in present:
-                mapped = f" (mapped from column {column!r})" if column != name else ""
+                mapped = f" (mapped from column {shown(column)!r})" if column != name else ""
                 raise SourceError(
                     RowProblem(
                         path, row, name,
                         f"missing column{mapped}; task {self.task.name!r} needs "
-                        f"{', '.join(self.required_fields)}; the file has "
-                        f"{', '.join(shown(column) for column in sorted(present)) or 'no columns'} "
+                        f"{', '.join(self.required_fields)}; the file has {listed(names) or 'no columns'} "
                         "(use --column-map FIELD=COLUMN for another schema)",
                     )
                 )  # fmt: skip

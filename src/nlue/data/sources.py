@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import io
 import itertools
 import json
 import math
@@ -32,8 +33,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nlue.data.json_records import TooDeep, parse_json, record_problem, repeated_key
-from nlue.data.text_files import check_text_encoding, shown
+from nlue.data.source_file import WatchedSource
+from nlue.data.text_files import MAX_LINE_BYTES, LineLengths, bounded_lines, check_text_encoding, listed
 from nlue.errors import RowProblem, SourceError
+from nlue.text.safe import csv_cell_read
 
 SUPPORTED_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".json", ".jsonl", ".parquet")
 
@@ -45,8 +48,11 @@ _SCAN_CHUNK_BYTES = 1 << 20
 
 Record = dict[str, Any]
 
-# CSV cells may be long (whole passages); lift the csv module's 128 KiB default.
-csv.field_size_limit(2**30)
+# CSV cells may be long (whole passages): lift the csv module's 128 KiB default, to the line limit
+# (a field is never longer than the text sources' longest line; see nlue.data.text_files).
+csv.field_size_limit(MAX_LINE_BYTES)
+# A JSON array is parsed whole; past this size a source must be JSON Lines (read a line at a time).
+MAX_JSON_BYTES = 256 << 20
 
 
 def source_format(path: Path) -> str:
@@ -78,18 +84,21 @@ def _check_encoding(path: Path, row: int, record: Record) -> None:
             raise SourceError(RowProblem(str(path), row, "(header)", "column name is not valid UTF-8"))
 
 
-def _may_hold_undecodable(path: Path, json_escapes: bool = False) -> bool:
-    """Whether decoded values of ``path`` can hold the surrogates that _check_encoding finds.
+def _may_hold_undecodable(source: WatchedSource, json_escapes: bool = False) -> bool:
+    """Whether decoded values of the file can hold the surrogates that _check_encoding finds.
 
     Valid UTF-8 decodes without them, so one fast pass over the bytes spares checking
     every value of every row; only a file that fails here is checked row by row (which
     names the row and field). For JSON, ``\\uD800``-``\\uDFFF`` escapes can produce
-    lone surrogates too.
+    lone surrogates too. The same pass refuses a line longer than the limit, before the
+    parser would hold it (a sparse file of gigabytes is refused after its first 64 MiB).
     """
     decoder = codecs.getincrementaldecoder("utf-8")()
+    lines = LineLengths(source.path)
     tail = b""  # an escape may straddle two chunks
-    with path.open("rb") as handle:
+    with source.open() as handle:
         while chunk := handle.read(_SCAN_CHUNK_BYTES):
+            lines.feed(chunk)
             try:
                 decoder.decode(chunk)
             except UnicodeDecodeError:
@@ -104,20 +113,42 @@ def _may_hold_undecodable(path: Path, json_escapes: bool = False) -> bool:
     return False
 
 
-def _read_delimited(path: Path, delimiter: str) -> Iterator[tuple[int, Record]]:
-    check_rows = _may_hold_undecodable(path)
-    with path.open("r", encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
-        first = handle.readline()
+def _text(source: WatchedSource, newline: str | None = "") -> io.TextIOWrapper:
+    """The file as text for its parser, the bytes hashed as they are read (see nlue.data.source_file)."""
+    return io.TextIOWrapper(source.hashing(), encoding="utf-8-sig", errors="surrogateescape", newline=newline)
+
+
+def _read_delimited(source: WatchedSource, delimiter: str) -> Iterator[tuple[int, Record]]:
+    path = source.path
+    check_rows = _may_hold_undecodable(source)
+    with _text(source) as handle:
+        lines = bounded_lines(handle, path)
+        first = next(lines, "")
         if delimiter == "," and ";" in first and "," not in first:
             delimiter = ";"  # spreadsheet programs in many locales save CSV with semicolons
-        reader = csv.reader(itertools.chain([first], handle), delimiter=delimiter)
+        reader = csv.reader(itertools.chain([first], lines), delimiter=delimiter)
         try:
             header = next(reader)
         except StopIteration:
             return
+        except csv.Error as exc:
+            raise _not_csv(path, 0, exc) from None
         _check_encoding(path, 0, dict.fromkeys(header, ""))
         _check_distinct_names(path, header)
-        width = len(header)
+        yield from _delimited_records(path, reader, header, check_rows)
+
+
+def _not_csv(path: Path, row: int, exc: csv.Error) -> SourceError:
+    """A row Python's csv module refuses (a field past the limit, as a quote left open makes one)."""
+    return SourceError(RowProblem(str(path), row, "(row)", f"not readable as CSV: {exc}; check for a quote left open"))
+
+
+def _delimited_records(
+    path: Path, reader: Iterator[list[str]], header: list[str], check_rows: bool
+) -> Iterator[tuple[int, Record]]:
+    width = len(header)
+    row_number = 0
+    try:
         for row_number, cells in enumerate(reader, start=1):
             if not cells:  # a blank line is not a row
                 continue
@@ -133,6 +164,8 @@ def _read_delimited(path: Path, delimiter: str) -> Iterator[tuple[int, Record]]:
             if check_rows:
                 _check_encoding(path, row_number, record)
             yield row_number, record
+    except csv.Error as exc:  # raised by the reader only: the consumer's errors do not come in here
+        raise _not_csv(path, row_number + 1, exc) from None
 
 
 def _check_distinct_names(path: Path, names: Sequence[str]) -> None:
@@ -146,25 +179,29 @@ def _check_distinct_names(path: Path, names: Sequence[str]) -> None:
             raise SourceError(
                 RowProblem(
                     str(path), 0, "(header)",
-                    f"the column {shown(name)!r} appears twice (columns {first[name]} and {position}); "
+                    f"the column {listed([name])!r} appears twice (columns {first[name]} and {position}); "
                     "name each column once",
                 )
             )  # fmt: skip
         first.setdefault(name, position)
 
 
-def jsonl_rows(path: Path) -> Iterator[tuple[int, Record | RowProblem]]:
+def jsonl_rows(path: Path, source: WatchedSource | None = None) -> Iterator[tuple[int, Record | RowProblem]]:
     """Each non-blank line of a JSON Lines file, numbered from 1: its object, or why it is not one.
 
     Why not: not JSON, not an object, or what :func:`nlue.data.json_records.record_problem`
     finds (a key named twice, nesting too deep, a lone surrogate, bytes that are not UTF-8).
     The caller decides what a bad line means: the builder stops at it, the translation
-    readers reject it and go on.
+    readers reject it and go on. A file that is not a regular file, has a line past the
+    limit or changes while it is read raises a :class:`SourceError` (``source``: the file
+    as the caller watches it; by default this reader watches it).
     """
-    strings = _may_hold_undecodable(path, json_escapes=True)
-    with path.open("r", encoding="utf-8-sig", errors="surrogateescape") as handle:
+    own = source is None
+    source = source or WatchedSource(path)
+    strings = _may_hold_undecodable(source, json_escapes=True)
+    with _text(source, newline=None) as handle:
         row_number = 0
-        for line in handle:
+        for line in bounded_lines(handle, path):
             if not line.strip():
                 continue
             row_number += 1
@@ -185,17 +222,32 @@ def jsonl_rows(path: Path) -> Iterator[tuple[int, Record | RowProblem]]:
                 yield row_number, RowProblem(str(path), row_number, *problem)
                 continue
             yield row_number, record
+    if own:
+        source.finish()
 
 
-def _read_jsonl(path: Path) -> Iterator[tuple[int, Record]]:
-    for row_number, record in jsonl_rows(path):
+def _read_jsonl(source: WatchedSource) -> Iterator[tuple[int, Record]]:
+    for row_number, record in jsonl_rows(source.path, source):
         if isinstance(record, RowProblem):
             raise SourceError(record)
         yield row_number, record
 
 
-def _read_json(path: Path) -> Iterator[tuple[int, Record]]:
-    raw = path.read_bytes()
+def _read_json(source: WatchedSource) -> Iterator[tuple[int, Record]]:
+    path = source.path
+    if source.before.size > MAX_JSON_BYTES:
+        raise SourceError(
+            RowProblem(
+                str(path), 0, "(file)",
+                f"a .json source is parsed whole, and this one holds {source.before.size:,} bytes, over the "
+                f"{MAX_JSON_BYTES >> 20} MiB limit: save it as JSON Lines (.jsonl, one object per line), which is "
+                "read a line at a time",
+            )
+        )  # fmt: skip
+    with source.hashing() as handle:
+        raw = handle.read(MAX_JSON_BYTES + 1)
+        if handle.read(1):  # it grew while being read
+            source.check_unchanged()
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -320,28 +372,40 @@ def source_text(value: Any) -> str:
     raise NotText(f"expected text (a string, or a number used as text), found {found}", shown)
 
 
-def read_records(path: Path) -> Iterator[tuple[int, Record]]:
-    """Yield ``(row_number, record)`` from a CSV, TSV, JSON, JSONL or Parquet file."""
-    if not path.is_file():
-        raise SourceError(RowProblem(str(path), 0, "(file)", "file not found"))
+def read_records(path: Path, source: WatchedSource | None = None) -> Iterator[tuple[int, Record]]:
+    """Yield ``(row_number, record)`` from a CSV, TSV, JSON, JSONL or Parquet file.
+
+    The file must be a regular file that does not change while it is read (a :class:`SourceError`
+    otherwise, once the last row is read; :mod:`nlue.data.source_file`). ``source``: the file as the
+    caller watches it, to learn the SHA-256 of the bytes read (``source.sha256``) afterwards.
+    """
+    source = source or WatchedSource(path)
     fmt = source_format(path)
     if fmt != "parquet":
-        check_text_encoding(path)
+        with source.open() as handle:
+            check_text_encoding(path, handle)
     if fmt == "csv":
-        yield from _read_delimited(path, ",")
+        yield from _read_delimited(source, ",")
     elif fmt == "tsv":
-        yield from _read_delimited(path, "\t")
+        yield from _read_delimited(source, "\t")
     elif fmt == "jsonl":
-        yield from _read_jsonl(path)
+        yield from _read_jsonl(source)
     elif fmt == "json":
-        yield from _read_json(path)
+        yield from _read_json(source)
     else:
         yield from _read_parquet(path)
+    source.finish()
 
 
-def source_columns(path: Path) -> list[str] | None:
-    """Column names of a file without reading its rows (None when unknown up front)."""
-    fmt = source_format(path)
-    if fmt == "parquet":
-        return list(pq.ParquetFile(path).schema_arrow.names)
-    return None
+def read_sheet_records(path: Path) -> Iterator[tuple[int, Record]]:
+    """The rows of a sheet nlue wrote and a person filled in (annotation, judging and review sheets).
+
+    As :func:`read_records`, with the spreadsheet guard that :func:`nlue.text.safe.csv_cell` put on
+    the text cells of a CSV or TSV taken off again, so that a text such as ``=HYPERLINK(...)``
+    reads back exactly as it was written out.
+    """
+    unguard = source_format(path) in ("csv", "tsv")
+    for number, record in read_records(path):
+        if unguard:
+            record = {k: csv_cell_read(v) if isinstance(v, str) else v for k, v in record.items()}
+        yield number, record

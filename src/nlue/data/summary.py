@@ -16,6 +16,17 @@ def _test_overlap(test: SplitReport | None) -> str:
     return str(test.overlap.with_train + test.overlap.with_validation)
 
 
+def _conflicts(counts: dict) -> str:
+    """What the --conflicts rule did to a split's inputs given several labels, in a line."""
+    if counts["rule"] == "keep-first":
+        return f"{counts['inputs']} inputs kept their first label, {counts['rows_rejected']} rows rejected (keep-first)"
+    return (
+        f"{counts['inputs']} inputs; the majority label was the first row's for {counts['majority_is_first_label']}, "
+        f"another for {counts['majority_is_another_label']}, a tie for {counts['tied_inputs']} (left out); "
+        f"{counts['rows_rejected_outvoted'] + counts['rows_rejected_tied']} rows rejected (majority)"
+    )
+
+
 def build_summary(result: BuildResult) -> str:
     # The columns are the splits the built tasks have (train/validation/test; demo/test for an exam).
     split_names = list(dict.fromkeys(split for cfg in result.configs.values() for split in cfg.task.splits))
@@ -54,6 +65,12 @@ def build_summary(result: BuildResult) -> str:
         for name, cfg in result.configs.items()
         for split, report in cfg.splits.items()
         if report.left_out
+    ]
+    lines += [
+        f"several labels: {name}/{split}: {_conflicts(report.label_conflicts)}"
+        for name, cfg in result.configs.items()
+        for split, report in cfg.splits.items()
+        if report.label_conflicts
     ]
     lines += [
         "",

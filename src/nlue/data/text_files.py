@@ -10,7 +10,9 @@ and the build would end with a "missing column" listing names full of NULs.
 from __future__ import annotations
 
 import codecs
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import BinaryIO, TextIO
 
 from nlue.errors import RowProblem, SourceError
 
@@ -29,6 +31,12 @@ _WITHOUT_MARK: tuple[tuple[str, str, str, int], ...] = (
     ("utf-32-be", "UTF-32 (big-endian, no byte-order mark)", "UTF-32BE", 4),
 )
 READ_ENCODINGS = "UTF-8, with or without a byte-order mark"
+# The longest line (and CSV field) of a text source. A sentence, a passage or a whole article is far
+# shorter; a longer "line" is a file that is not text (a sparse or binary file: no line end for
+# gigabytes) or a quote left open, and reading it whole would hold it in memory several times over.
+MAX_LINE_BYTES = 64 << 20
+_SHOWN_NAMES = 12
+_SHOWN_NAME_CHARS = 60
 
 
 def shown(text: str) -> str:
@@ -36,6 +44,61 @@ def shown(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() or c == " " else ascii(c)[1:-1] for c in text)
+
+
+def listed(names: Sequence[str], limit: int = _SHOWN_NAMES) -> str:
+    """Column names for a message: the first ``limit``, each cut to a readable length, and how many more.
+
+    A header of 100,000 columns must not become a message of a megabyte.
+    """
+    cut = [shown(name if len(name) <= _SHOWN_NAME_CHARS else name[: _SHOWN_NAME_CHARS - 1] + "…") for name in names]
+    if len(cut) <= limit:
+        return ", ".join(cut)
+    return f"{', '.join(cut[:limit])}, … and {len(cut) - limit:,} more ({len(cut):,} columns)"
+
+
+def line_too_long(path: Path, line: int, limit: int = MAX_LINE_BYTES) -> SourceError:
+    return SourceError(
+        RowProblem(
+            str(path), 0, "(file)",
+            f"line {line:,} is longer than {limit >> 20} MiB; nlue reads lines and fields of text sources up to "
+            f"{limit >> 20} MiB: this is not a text file of rows (a sparse or binary file has no line ends), or a "
+            "quote was left open",
+        )
+    )  # fmt: skip
+
+
+class LineLengths:
+    """Watches the bytes of a text file, chunk after chunk, for a line longer than ``limit`` bytes."""
+
+    def __init__(self, path: Path, limit: int = MAX_LINE_BYTES) -> None:
+        self.path = path
+        self.limit = limit
+        self.open_line = 0  # bytes since the last line end
+        self.lines = 0  # line feeds seen before the current chunk
+
+    def feed(self, chunk: bytes) -> None:
+        """Take the next chunk (at most ``limit`` bytes); raise a :class:`SourceError` naming the line."""
+        ends = [i for i in (chunk.find(b"\n"), chunk.find(b"\r")) if i >= 0]
+        if not ends:
+            self.open_line += len(chunk)
+        else:
+            self.open_line += min(ends)  # the rest of the line the previous chunk left open
+            if self.open_line <= self.limit:
+                self.open_line = len(chunk) - max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) - 1
+        if self.open_line > self.limit:
+            raise line_too_long(self.path, self.lines + 1, self.limit)
+        self.lines += chunk.count(b"\n")
+
+
+def bounded_lines(handle: TextIO, path: Path, limit: int = MAX_LINE_BYTES) -> Iterator[str]:
+    """The lines of a text handle, each read with a bound, so that a line without end is refused, not held."""
+    number = 0
+    while line := handle.readline(limit + 1):
+        number += 1
+        if len(line) > limit:
+            raise line_too_long(path, number, limit)
+        yield line
 
 
 def _looks_like(head: bytes) -> tuple[str, str] | None:
@@ -61,9 +124,15 @@ def _looks_like(head: bytes) -> tuple[str, str] | None:
     return None
 
 
-def check_text_encoding(path: Path) -> None:
-    """Raise a :class:`SourceError` when ``path`` looks like UTF-16 or UTF-32 text rather than UTF-8."""
-    with path.open("rb") as handle:
+def check_text_encoding(path: Path, handle: BinaryIO | None = None) -> None:
+    """Raise a :class:`SourceError` when ``path`` looks like UTF-16 or UTF-32 text rather than UTF-8.
+
+    ``handle``: the file already open (binary), read from its start; else ``path`` is opened.
+    """
+    if handle is None:
+        with path.open("rb") as opened:
+            head = opened.read(_SNIFF_BYTES)
+    else:
         head = handle.read(_SNIFF_BYTES)
     found = _looks_like(head)
     if found is None:

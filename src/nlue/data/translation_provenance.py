@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from nlue.data.text_files import MAX_LINE_BYTES
 from nlue.errors import NlueError
 from nlue.translate.layout import (
     RETRANSLATE,
@@ -44,7 +45,7 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 def _first_row_provenance(path: Path) -> dict[str, Any] | None:
     with path.open(encoding="utf-8") as handle:
-        for line in handle:
+        while line := handle.readline(MAX_LINE_BYTES):  # bounded: the reader refuses a longer line
             if line.strip():
                 try:
                     provenance = json.loads(line).get("provenance")

@@ -25,7 +25,7 @@ from nlue.data.swap import swap_into_place
 from nlue.errors import NlueError
 from nlue.evals.report_style import CSS
 from nlue.evals.report_types import INCONSISTENT, ORIGIN_COLUMN, ORIGIN_LABELS, Chart, Report, Section, Table
-from nlue.text.safe import markdown_text
+from nlue.text.safe import csv_row, markdown_text
 
 logger = logging.getLogger(__name__)
 
@@ -266,11 +266,11 @@ def table_csv(table: Table) -> str:
     """The table's values (numbers unformatted), with whose numbers each row holds and its flagged cells."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow([ORIGIN_COLUMN, *map(str, table.frame.columns), "flags"])
+    writer.writerow(csv_row([ORIGIN_COLUMN, *map(str, table.frame.columns), "flags"]))
     for position, (origin, record) in enumerate(zip(table.origins, table.frame.itertuples(index=False), strict=True)):
         flags = "; ".join(f"{f.column}: {f.summary}" for f in table.flags if f.row == position)
         values = ["" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in record]
-        writer.writerow([ORIGIN_LABELS[origin], *values, flags])
+        writer.writerow(csv_row([ORIGIN_LABELS[origin], *values, flags]))
     return buffer.getvalue()
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from nlue.evals.sweep import DONE, FAILED, NOT_RUN, RAN, SweepOutcome
 from nlue.results import read_results
+from nlue.text.safe import csv_row
 from nlue.text_table import text_table
 
 CSV_COLUMNS = ("model", "benchmark", "command", "setting", "column", "task", "primary_metric", "score", "sd",
@@ -170,7 +171,7 @@ def csv_summary(scores: Sequence[Score]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for s in scores:
-        writer.writerow(["" if getattr(s, c) is None else getattr(s, c) for c in CSV_COLUMNS])
+        writer.writerow(csv_row("" if getattr(s, c) is None else getattr(s, c) for c in CSV_COLUMNS))
     return buffer.getvalue()
 
 

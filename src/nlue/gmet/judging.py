@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from nlue.data.sources import read_records
+from nlue.data.sources import read_sheet_records
 from nlue.errors import NlueError, RowProblem, SourceError
+from nlue.text.safe import csv_row
 
 TieRule = Literal["automatic", "zero", "one"]
 TIE_RULES: tuple[str, ...] = ("automatic", "zero", "one")
@@ -63,9 +64,9 @@ def write_record_files(rows: Sequence[Mapping[str, Any]], out: Path, stem: str =
     columns = list(RECORD_COLUMNS)
     with csv_path.open("w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(columns)
+        writer.writerow(csv_row(columns))
         for row in rows:
-            writer.writerow([_cell(row.get(c, "")) for c in columns])
+            writer.writerow(csv_row(_cell(row.get(c, "")) for c in columns))
     with jsonl_path.open("w", encoding="utf-8") as handle:
         for row in rows:
             handle.write(json.dumps(dict(row), ensure_ascii=False) + "\n")
@@ -85,16 +86,16 @@ JUDGMENT_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".jsonl")
 def read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """The data rows of a CSV, TSV or JSONL file as (1-based row number, record) pairs.
 
-    Read by the builder's readers (:func:`nlue.data.sources.read_records`): the same
-    encoding checks, semicolon CSVs and messages; a file-level problem becomes a
-    :class:`JudgmentFileError`.
+    Read by the builder's readers (:func:`nlue.data.sources.read_sheet_records`): the same
+    encoding checks, semicolon CSVs and messages, and the spreadsheet guard of the cells we
+    wrote taken off; a file-level problem becomes a :class:`JudgmentFileError`.
     """
     path = Path(path)
     name = str(path)
     if path.suffix.lower() not in JUDGMENT_SUFFIXES:
         raise JudgmentFileError([RowProblem(name, 0, "file", "expected a .csv, .tsv or .jsonl judgment file")])
     try:
-        rows = list(read_records(path))
+        rows = list(read_sheet_records(path))
     except SourceError as exc:
         raise JudgmentFileError([exc.problem]) from None
     if not rows:
@@ -319,10 +320,13 @@ def reference_items(path: Path, *, need_automatic: bool) -> list[JudgedItem]:
 
 
 def write_table(path: Path, rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> Path:
-    """A CSV (UTF-8 with BOM) of ``rows`` restricted to ``columns``."""
+    """A CSV (UTF-8 with BOM) of ``rows`` restricted to ``columns``; text cells guarded for spreadsheets.
+
+    :func:`read_rows` takes the guard off again (:mod:`nlue.text.safe`).
+    """
     with path.open("w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(columns)
+        writer.writerow(csv_row(columns))
         for row in rows:
-            writer.writerow([_cell(row.get(c, "")) for c in columns])
+            writer.writerow(csv_row(_cell(row.get(c, "")) for c in columns))
     return path

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nlue.registry.tasks import GMET_THEMES
+from nlue.text.safe import csv_row
 
 OTHER_THEME = "Other"
 
@@ -60,7 +61,7 @@ def write_category_csv(path: Path, rows: Sequence[CategoryRow]) -> Path:
         writer = csv.writer(handle)
         writer.writerow(["theme", "category", "items", "correct", "accuracy"])
         for row in rows:
-            writer.writerow([row.theme, row.category, row.items, row.correct, _fmt(row.accuracy)])
+            writer.writerow(csv_row([row.theme, row.category, row.items, row.correct, _fmt(row.accuracy)]))
     return path
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from nlue.data.normalize import normalize_answer
 from nlue.errors import NlueError
 from nlue.registry.tasks import MASK_PLACEHOLDER
+from nlue.text.safe import csv_cell
 
 logger = logging.getLogger(__name__)
 
@@ -160,7 +161,7 @@ def write_sheet(
     with tmp.open("w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({name: csv_cell(value) for name, value in row.items()} for row in rows)
     tmp.replace(sheet)
     key = {
         "format": KEY_FORMAT,

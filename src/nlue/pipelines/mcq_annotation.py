@@ -31,10 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nlue.data.sources import read_records
+from nlue.data.sources import read_sheet_records
 from nlue.errors import NlueError, RowProblem, SourceError
 from nlue.registry.kinds.mcq_text import LETTERS
 from nlue.registry.kinds.multiple_choice import item_options, key_letter
+from nlue.text.safe import csv_row
 
 UNSURE = "unsure"
 FLAGS: tuple[str, ...] = ("multiple_correct", "no_correct", "ambiguous", "missing_image", "out_of_scope")
@@ -81,7 +82,7 @@ def _write_csv(path: Path, rows: list[list[Any]]) -> None:
         with os.fdopen(handle, "w", encoding="utf-8-sig", newline="") as out:
             writer = csv.writer(out)
             writer.writerow(COLUMNS)
-            writer.writerows(rows)
+            writer.writerows(csv_row(row) for row in rows)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -91,7 +92,7 @@ def _write_csv(path: Path, rows: list[list[Any]]) -> None:
 def read_sheet(path: Path, item_ids: set[str]) -> dict[str, Annotation]:
     """One annotator's sheet; a SourceError naming file, row and field for anything unexpected."""
     out: dict[str, Annotation] = {}
-    for row, record in read_records(path):
+    for row, record in read_sheet_records(path):
         missing = [name for name in ("item_id", "answer", "flag") if name not in record]
         if missing:
             raise SourceError(

@@ -34,7 +34,8 @@ _SPLIT_WORDS = {"train": "train", "dev": "validation", "val": "validation", "val
                 "validation": "validation", "test": "test"}  # fmt: skip
 _SUFFIX_TYPES = {".tsv": "tsv", ".txt": "tsv", ".jsonl": "jsonl"}
 
-csv.field_size_limit(2**30)  # a passage can be long
+# The csv module's field limit is process-wide: nlue.data.sources (imported above) sets it once, to the
+# text sources' line limit, so that a quote left open cannot make a field of gigabytes.
 
 
 @dataclass(frozen=True)

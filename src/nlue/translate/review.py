@@ -25,9 +25,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nlue.data.sources import read_records
+from nlue.data.sources import read_sheet_records
 from nlue.errors import NlueError, RowProblem
 from nlue.registry.spec import TaskSpec
+from nlue.text.safe import csv_row
 from nlue.translate.layout import RETRANSLATE, REVIEW_SUMMARY, review_dir
 from nlue.translate.output import write_atomic, write_report
 from nlue.translate.prompts import item_fields
@@ -80,13 +81,13 @@ def export_review(
     header += ["label", *RUBRIC_COLUMNS, "acceptable", "comment"]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
+    writer.writerow(csv_row(header))
     for index in chosen:
         row = rows[index]
         provenance = row["provenance"]
         texts = [text for name in fields for text in (provenance["source_text"][name], row[name])]
         label = row.get(task.label_field, "") if task.label_field else ""
-        writer.writerow([provenance["source_id"], provenance["batch"], *texts, label, "", "", "", "", ""])
+        writer.writerow(csv_row([provenance["source_id"], provenance["batch"], *texts, label, "", "", "", "", ""]))
     folder = review_dir(work)
     write_atomic(folder / "RUBRIC.md", [RUBRIC])
     # A byte-order mark, so that spreadsheet programs open the Devanagari as UTF-8.
@@ -119,11 +120,11 @@ def import_review(
     sample = folder / "sample.csv"
     if not sample.is_file():
         raise NlueError(f"{sample}: no review sample; export one first (nlue translate review export)")
-    batch_of = {record["source_id"]: record["batch"] for _, record in read_records(sample)}
+    batch_of = {record["source_id"]: record["batch"] for _, record in read_sheet_records(sample)}
     verdicts: dict[str, list[bool]] = {}
     problems: list[RowProblem] = []
     for sheet in sheets:
-        for row, record in read_records(sheet):
+        for row, record in read_sheet_records(sheet):
             source_id = str(record.get("source_id") or "").strip()
             if source_id not in batch_of:
                 problems.append(RowProblem(str(sheet), row, "source_id", "not a row of the review sample", source_id))

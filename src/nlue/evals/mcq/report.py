@@ -36,6 +36,7 @@ from nlue.registry.kinds.mcq_text import LETTERS
 from nlue.registry.kinds.multiple_choice import INVALID_PREDICTION, key_letter, multiple_choice_problem
 from nlue.registry.mcq import format_invalid_rate
 from nlue.scoring.significance import mcnemar_exact, paired_test
+from nlue.text.safe import csv_cell
 from nlue.text_table import text_table
 
 RAW_OUTPUTS = "raw_outputs.jsonl"
@@ -191,7 +192,7 @@ def write_tables(folder: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]]
         def write(out: Any, rows: Sequence[Mapping[str, Any]] = rows) -> None:
             writer = csv.DictWriter(out, fieldnames=TABLE_COLUMNS)
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows({name: csv_cell(value) for name, value in row.items()} for row in rows)
 
         paths[f"by_{name}"] = write_atomic(folder / f"by_{name}.csv", write)
     return paths
