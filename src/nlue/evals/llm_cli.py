@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from nlue.cli_lists import add_name_list
 from nlue.cli_support import (
     add_logging_options,
     run_with_parser,
@@ -93,8 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     nlue.set_defaults(action=run_nlue_command)
     _model_options(nlue)
     nlue.add_argument("--dataset", help="a built NLUE folder or Hub id (default: the embedded sample)")
-    nlue.add_argument("--tasks", nargs="+", choices=[t for t in TASK_NAMES if TASKS[t].prompts], metavar="TASK",
-                      help="default: every NLUE task with label words")  # fmt: skip
+    add_name_list(nlue, "--tasks", valid=lambda: [t for t in TASK_NAMES if TASKS[t].prompts], what="task",
+                  help="the tasks to ask (default: every NLUE task with a prompt)")  # fmt: skip
     nlue.add_argument("--prompt-language", choices=PROMPT_LANGUAGE_CHOICES, default="en", help=PROMPT_LANGUAGE_HELP)
     nlue.add_argument("--mode", choices=(AUTO_MODE, *MODES), default=AUTO_MODE,
                       help="loglik: score each label word; generate: the model writes one, a strict parser reads it; "
