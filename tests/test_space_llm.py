@@ -64,6 +64,24 @@ def test_an_nlue_item_is_scored_by_label_log_likelihood(llm_folder: Path, one_to
     assert item["text"] in answer.prompt
 
 
+def test_an_stsb_item_is_answered_with_a_number_the_strict_parser_reads(llm_folder: Path, one_torch_thread) -> None:
+    """issue 29, item 25: STS-B is on the Space's list of tasks too, asked for a number as `--mode generate` does."""
+    from nlue.evals.number_generation import parse_number
+
+    catalog = ModelCatalog(scan_folder(llm_folder))
+    service = SpaceService(SpaceSettings(models=llm_folder, results_dir=llm_folder / "none"), catalog=catalog)
+    item = service.data.split("stsb", "test")[0]
+    assert "stsb" in llm_tasks() and prompt_languages("stsb") == ["en", "ne"]
+    answer = LlmTry(catalog).ask(f"{llm_folder.name}/tiny-gpt2", "stsb", item, "ne")
+    assert answer.prompt.splitlines()[-2].startswith("० देखि ५ सम्मको") and item["sentence1"] in answer.prompt
+    assert str(item["label"]) not in answer.prompt.split("\n", 1)[1]  # the gold never reaches the model
+    assert answer.parse["strict"] == parse_number(answer.raw_output, (0.0, 5.0)).to_dict()
+    assert answer.parse["gold score"] == item["label"]
+    assert (
+        answer.verdict == "invalid" if answer.parse["strict"]["score"] is None else answer.verdict.startswith("scored")
+    )
+
+
 def test_only_listed_causal_lms_are_loaded(llm_folder: Path) -> None:
     asker = LlmTry(ModelCatalog(scan_folder(llm_folder)))
     with pytest.raises(NlueError, match="not a causal language model this Space offers"):
