@@ -6,7 +6,10 @@
   that restores the optional extra fully connected layer (:mod:`nlue.training.extra_fc`);
 * :func:`load_classifier` - model and tokenizer from a checkpoint folder, a Hub id or an
   adapter folder (the evaluator, the search and the Space use it);
-* :func:`load_masked_lm` - a fill-mask model and its tokenizer (GMET, the Space's GMET tab).
+* :func:`load_masked_lm` - a fill-mask model and its tokenizer (GMET, the Space's GMET tab);
+* :func:`readable_weights` - a weights file that cannot be read (refused by torch's ``weights_only``
+  loading, damaged, cut short) as the user's input error it is, with the library's reason; every
+  loader in :mod:`nlue.lm` loads weights inside it.
 
 torch and transformers are imported inside the functions, so that importing this module
 (the Space's model list does, to tell folders apart) costs nothing.
@@ -18,6 +21,8 @@ import contextlib
 import json
 import logging
 import os
+import pickle
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +44,55 @@ def is_checkpoint(path: str | os.PathLike) -> bool:
     return (Path(path) / "config.json").is_file() or is_adapter_folder(path)
 
 
+# torch's refusal names the first object it would not unpickle in one sentence; the rest is advice to
+# turn the protection off, which nlue never does for a checkpoint it did not write.
+_REFUSED_GLOBAL = re.compile(r"WeightsUnpickler error: ([^\n]*?\.)(?:\s|$)")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _weights_files(source: str | os.PathLike) -> str:
+    folder = Path(source)
+    names = sorted(p.name for p in folder.glob("*") if p.suffix in (".bin", ".pt", ".pth", ".safetensors"))
+    return f" ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''})" if folder.is_dir() and names else ""
+
+
+@contextlib.contextmanager
+def readable_weights(source: str | os.PathLike) -> Iterator[None]:
+    """Turn a weights file of ``source`` that cannot be read into an NlueError (exit 2) with the library's reason.
+
+    transformers reads pickled weights (``pytorch_model.bin``) with ``torch.load(weights_only=True)``,
+    which refuses a file holding anything but tensors (a NumPy array, an object of the trainer that
+    saved it) and cannot unpickle a damaged one; safetensors refuses a damaged or cut file. Each is
+    the checkpoint the user named, not a fault of nlue, so it is reported as their input.
+    """
+    from nlue.text.safe import terminal_safe
+
+    try:
+        yield
+    except pickle.UnpicklingError as exc:
+        message = _ANSI.sub("", str(exc))
+        refused = _REFUSED_GLOBAL.search(message)
+        if refused or "weights_only" in message.lower() or "Weights only load failed" in message:
+            reason = refused.group(1) if refused else " ".join(message.split())[:300]
+            raise NlueError(
+                f"{source}: its pickled weights{_weights_files(source)} hold more than tensors, and torch's safe "
+                f"loading (weights_only=True) refuses them: {terminal_safe(reason)} nlue does not load such files "
+                "unsafely. If you trust the checkpoint, load it once yourself and save it as safetensors "
+                "(model.save_pretrained(folder, safe_serialization=True)), then give that folder"
+            ) from exc
+        raise NlueError(
+            f"{source}: a weights file{_weights_files(source)} cannot be unpickled, damaged or not a torch file "
+            f"({terminal_safe(' '.join(message.split())[:300])}); save the checkpoint again"
+        ) from exc
+    except Exception as exc:
+        if type(exc).__name__ != "SafetensorError":  # safetensors' Rust error class, importable only with it
+            raise
+        raise NlueError(
+            f"{source}: a safetensors weights file{_weights_files(source)} cannot be read, damaged or cut short "
+            f"({terminal_safe(exc)}); save or download the checkpoint again"
+        ) from exc
+
+
 def load_classifier(path_or_id: str, trust_remote_code: bool = False) -> tuple[Any, Any]:
     """Model (in eval mode) and tokenizer from a checkpoint folder, a Hub id, or a LoRA adapter folder."""
     from transformers import AutoTokenizer
@@ -46,7 +100,8 @@ def load_classifier(path_or_id: str, trust_remote_code: bool = False) -> tuple[A
     if is_adapter_folder(path_or_id):
         from peft import AutoPeftModelForSequenceClassification
 
-        model = AutoPeftModelForSequenceClassification.from_pretrained(path_or_id)
+        with readable_weights(path_or_id):
+            model = AutoPeftModelForSequenceClassification.from_pretrained(path_or_id)
     else:
         model = load_sequence_classifier(path_or_id, trust_remote_code=trust_remote_code)
     tokenizer = AutoTokenizer.from_pretrained(path_or_id, trust_remote_code=trust_remote_code)
@@ -133,9 +188,10 @@ def load_sequence_classifier(path_or_id: str | os.PathLike, **kwargs: Any) -> An
         remote = {"trust_remote_code": kwargs["trust_remote_code"]} if "trust_remote_code" in kwargs else {}
         config = AutoConfig.from_pretrained(config or path_or_id, **hub, **remote)
     if not getattr(config, "nlue_extra_fc", False):
-        return AutoModelForSequenceClassification.from_pretrained(path_or_id, **kwargs)
+        with readable_weights(path_or_id):
+            return AutoModelForSequenceClassification.from_pretrained(path_or_id, **kwargs)
     return_info = kwargs.pop("output_loading_info", False)
-    with _quiet_load_report(EXTRA_FC_NAME):
+    with _quiet_load_report(EXTRA_FC_NAME), readable_weights(path_or_id):
         model, info = AutoModelForSequenceClassification.from_pretrained(path_or_id, output_loading_info=True, **kwargs)
     layout = model_layout(model)
     extra = add_extra_fc(
@@ -171,7 +227,8 @@ def load_masked_lm(name_or_path: str) -> tuple[Any, Any]:
             "GMET needs a fill-mask checkpoint (BERT [MASK], RoBERTa/XLM-R <mask>, DeBERTa, ...)"
         )
     try:
-        model = AutoModelForMaskedLM.from_pretrained(name_or_path, trust_remote_code=False)
+        with readable_weights(name_or_path):
+            model = AutoModelForMaskedLM.from_pretrained(name_or_path, trust_remote_code=False)
     except ValueError as exc:
         raise NlueError(f"{name_or_path}: is not a masked language model (fill-mask): {exc}") from exc
     except OSError as exc:

@@ -25,6 +25,7 @@ from typing import Any
 
 from nlue.errors import NlueError
 from nlue.lm.base import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest, cut_at_stop
+from nlue.lm.checkpoints import readable_weights
 from nlue.lm.description import Capabilities, ModelDescription
 from nlue.lm.journal import Journal, JournalledCall, open_journal
 from nlue.lm.local_scoring import PairEncoder, PrefixSharingScorer, resolve_max_length
@@ -93,7 +94,8 @@ class LocalCausalLM:
         placement = {"dtype": self.torch_dtype, **({"device_map": device_map} if device_map else {})}
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model_id, **common)
-            self.model = AutoModelForCausalLM.from_pretrained(self.model_id, **common, **placement)
+            with readable_weights(self.model_id):
+                self.model = AutoModelForCausalLM.from_pretrained(self.model_id, **common, **placement)
         except (OSError, ValueError) as exc:
             raise NlueError(
                 f"cannot load a causal LM from {self.model_id!r}: {exc}. Give a local folder holding config.json, "
