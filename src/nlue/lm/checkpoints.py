@@ -1,15 +1,15 @@
 """Loading checkpoints: one home for what a model folder is and how it becomes a model.
 
 * :func:`is_adapter_folder`, :func:`is_checkpoint` - what a local folder holds (a peft
-  LoRA adapter, or a full transformers checkpoint);
+  LoRA adapter, or a full transformers checkpoint); :func:`is_causal_lm_config` - whether a
+  ``config.json`` is a causal LM's;
 * :func:`load_sequence_classifier` - ``AutoModelForSequenceClassification.from_pretrained``
   that restores the optional extra fully connected layer (:mod:`nlue.training.extra_fc`);
 * :func:`load_classifier` - model and tokenizer from a checkpoint folder, a Hub id or an
   adapter folder (the evaluator, the search and the Space use it);
-* :func:`load_masked_lm` - a fill-mask model and its tokenizer (GMET, the Space's GMET tab);
-* :func:`readable_weights` - a weights file that cannot be read (refused by torch's ``weights_only``
-  loading, damaged, cut short) as the user's input error it is, with the library's reason; every
-  loader in :mod:`nlue.lm` loads weights inside it.
+* :func:`load_masked_lm` - a fill-mask model and its tokenizer (GMET, the Space's GMET tab).
+A LoRA adapter folder is loaded by :mod:`nlue.lm.adapters`; a weights file that cannot be read is
+reported by :mod:`nlue.lm.weight_files`.
 
 torch and transformers are imported inside the functions, so that importing this module
 (the Space's model list does, to tell folders apart) costs nothing.
@@ -21,13 +21,12 @@ import contextlib
 import json
 import logging
 import os
-import pickle
-import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from nlue.errors import NlueError
+from nlue.lm.weight_files import readable_weights
 
 logger = logging.getLogger(__name__)
 
@@ -44,53 +43,31 @@ def is_checkpoint(path: str | os.PathLike) -> bool:
     return (Path(path) / "config.json").is_file() or is_adapter_folder(path)
 
 
-# torch's refusal names the first object it would not unpickle in one sentence; the rest is advice to
-# turn the protection off, which nlue never does for a checkpoint it did not write.
-_REFUSED_GLOBAL = re.compile(r"WeightsUnpickler error: ([^\n]*?\.)(?:\s|$)")
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+def is_causal_lm_config(config: Mapping[str, Any]) -> bool:
+    """Whether a ``config.json`` (as read) is a causal LM's, one ``AutoModelForCausalLM`` builds as it was saved.
 
-
-def _weights_files(source: str | os.PathLike) -> str:
-    folder = Path(source)
-    names = sorted(p.name for p in folder.glob("*") if p.suffix in (".bin", ".pt", ".pth", ".safetensors"))
-    return f" ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''})" if folder.is_dir() and names else ""
-
-
-@contextlib.contextmanager
-def readable_weights(source: str | os.PathLike) -> Iterator[None]:
-    """Turn a weights file of ``source`` that cannot be read into an NlueError (exit 2) with the library's reason.
-
-    transformers reads pickled weights (``pytorch_model.bin``) with ``torch.load(weights_only=True)``,
-    which refuses a file holding anything but tensors (a NumPy array, an object of the trainer that
-    saved it) and cannot unpickle a damaged one; safetensors refuses a damaged or cut file. Each is
-    the checkpoint the user named, not a fault of nlue, so it is reported as their input.
+    Its architecture says so (``*ForCausalLM``, ``*LMHeadModel``), or it is the very class transformers
+    maps the model type to for causal LM (Gemma 3's ``Gemma3ForConditionalGeneration``), or, with no
+    architecture recorded, its model type has a causal-LM class and no masked-LM one (``llama``, not
+    ``bert``). A sequence-to-sequence or classifier checkpoint is none of these.
     """
-    from nlue.text.safe import terminal_safe
+    architectures = [str(a) for a in config.get("architectures") or ()]
+    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures):
+        return True
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str):
+        return False
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
 
-    try:
-        yield
-    except pickle.UnpicklingError as exc:
-        message = _ANSI.sub("", str(exc))
-        refused = _REFUSED_GLOBAL.search(message)
-        if refused or "weights_only" in message.lower() or "Weights only load failed" in message:
-            reason = refused.group(1) if refused else " ".join(message.split())[:300]
-            raise NlueError(
-                f"{source}: its pickled weights{_weights_files(source)} hold more than tensors, and torch's safe "
-                f"loading (weights_only=True) refuses them: {terminal_safe(reason)} nlue does not load such files "
-                "unsafely. If you trust the checkpoint, load it once yourself and save it as safetensors "
-                "(model.save_pretrained(folder, safe_serialization=True)), then give that folder"
-            ) from exc
-        raise NlueError(
-            f"{source}: a weights file{_weights_files(source)} cannot be unpickled, damaged or not a torch file "
-            f"({terminal_safe(' '.join(message.split())[:300])}); save the checkpoint again"
-        ) from exc
-    except Exception as exc:
-        if type(exc).__name__ != "SafetensorError":  # safetensors' Rust error class, importable only with it
-            raise
-        raise NlueError(
-            f"{source}: a safetensors weights file{_weights_files(source)} cannot be read, damaged or cut short "
-            f"({terminal_safe(exc)}); save or download the checkpoint again"
-        ) from exc
+    causal_class = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(model_type)
+    if causal_class is None:
+        return False
+    if architectures:
+        return causal_class in architectures
+    return model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
 
 
 def load_classifier(path_or_id: str, trust_remote_code: bool = False) -> tuple[Any, Any]:
@@ -98,10 +75,9 @@ def load_classifier(path_or_id: str, trust_remote_code: bool = False) -> tuple[A
     from transformers import AutoTokenizer
 
     if is_adapter_folder(path_or_id):
-        from peft import AutoPeftModelForSequenceClassification
+        from nlue.lm.adapters import load_adapter_classifier
 
-        with readable_weights(path_or_id):
-            model = AutoPeftModelForSequenceClassification.from_pretrained(path_or_id)
+        model = load_adapter_classifier(path_or_id)  # the base with the task's labels, then the adapter
     else:
         model = load_sequence_classifier(path_or_id, trust_remote_code=trust_remote_code)
     tokenizer = AutoTokenizer.from_pretrained(path_or_id, trust_remote_code=trust_remote_code)

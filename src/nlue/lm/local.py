@@ -25,11 +25,11 @@ from typing import Any
 
 from nlue.errors import NlueError
 from nlue.lm.base import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest, cut_at_stop
-from nlue.lm.checkpoints import readable_weights
 from nlue.lm.description import Capabilities, ModelDescription
 from nlue.lm.journal import Journal, JournalledCall, open_journal
 from nlue.lm.local_scoring import PairEncoder, PrefixSharingScorer, resolve_max_length
 from nlue.lm.progress import WarningTally, progress_bar
+from nlue.lm.weight_files import readable_weights
 
 logger = logging.getLogger(__name__)
 

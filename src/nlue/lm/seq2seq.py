@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from nlue.errors import NlueError
-from nlue.lm.checkpoints import readable_weights
 from nlue.lm.cost import UsageMeter
 from nlue.lm.description import Capabilities, ModelDescription
 from nlue.lm.journal import Journal, JournalledCall
 from nlue.lm.progress import progress_bar
+from nlue.lm.weight_files import readable_weights
 
 logger = logging.getLogger(__name__)
 

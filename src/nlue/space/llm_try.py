@@ -39,6 +39,7 @@ from nlue.evals.number_generation import parse_number, with_number_line
 from nlue.registry.kinds.multiple_choice import MultipleChoiceKind, key_letter
 from nlue.registry.tasks import TASKS, TaskSpec, get_task
 from nlue.space.models import ModelCatalog
+from nlue.text.safe import markdown_text
 
 logger = logging.getLogger(__name__)
 
@@ -152,8 +153,9 @@ LLM_INTRO = (
 )
 NO_LLM_TASKS = "This Space's dataset has none of the tasks a language model can be asked here."
 NO_LLM = (
-    "No language model is configured. List one in the models file with `kind: causal-lm` "
-    "(a folder or a Hub id), or put a causal-LM checkpoint in the scanned models folder."
+    "No causal language model is on this Space's list, read from {source}. Put a causal-LM checkpoint "
+    "(a folder with its `config.json`, weights and tokenizer) in the models folder it scans, or list one in a "
+    "models file with `kind: causal-lm` (a folder or a Hub id), and start the Space again."
 )
 
 
@@ -165,7 +167,9 @@ def build_llm_section(service: Any, settings: Any, on: Any) -> None:
     asker = LlmTry(service.catalog)
     # Only what the Space's data has: a dataset given with --dataset may hold a few configs, and no exams.
     tasks = [name for name in llm_tasks() if name in service.data.configs()]
-    intro = (LLM_INTRO if names else NO_LLM) + ("" if tasks else "\n\n" + NO_LLM_TASKS)
+    intro = (LLM_INTRO if names else NO_LLM.format(source=markdown_text(settings.models))) + (
+        "" if tasks else "\n\n" + NO_LLM_TASKS
+    )
     with gr.Accordion("🤖 Ask a language model (an exam or NLUE item)", open=False, elem_id="llm-section"):
         gr.Markdown(intro)
         with gr.Row():
