@@ -172,5 +172,5 @@ def test_a_rosters_task_list_may_be_written_as_the_command_line_takes_it() -> No
     assert problems.items == []
     assert settings["tasks"] == ["sa", "rte"] and settings["prompt_languages"] == ["en", "native"]
     _settings("llm nlue", {"tasks": "sa, squad"}, "runs[0]", problems)
-    assert problems.items == ["runs[0].tasks: expected one of sa, cola, wg, qqp, mrpc, qadsm, mnli, qnli, rte, cr "
+    assert problems.items == ["runs[0].tasks: expected one of sa, cola, wg, qqp, mrpc, stsb, qadsm, mnli, qnli, rte, cr "
                               "(got 'squad')"]  # fmt: skip
