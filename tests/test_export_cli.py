@@ -124,5 +124,5 @@ def test_a_task_that_is_not_scored_by_log_likelihood_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["export", "lm-eval", "--out", str(tmp_path / "t"), "--tasks", "gmet"]) == 2
-    assert "invalid choice: 'gmet'" in capsys.readouterr().err
+    assert "'gmet' is not a task this command takes" in capsys.readouterr().err
     assert not (tmp_path / "t").exists()

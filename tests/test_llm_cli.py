@@ -176,7 +176,7 @@ def test_nlue_tasks_by_log_likelihood_from_the_command_line(
     saved = json.loads((results / "tiny-gpt2__ne-1shot" / "sa.json").read_text(encoding="utf-8"))
     assert saved["kind"] == "few-shot" and saved["dataset"]["items"] == 8
     assert main([*argv[:4], "--tasks", "gmet"]) == 2  # GMET has no label words for a causal LM
-    assert "invalid choice: 'gmet'" in capsys.readouterr().err
+    assert "'gmet' is not a task this command takes" in capsys.readouterr().err
 
 
 def test_llm_is_a_listed_sub_command_with_help(capsys: pytest.CaptureFixture) -> None:

@@ -194,8 +194,8 @@ def test_a_source_folder_reads_like_the_build_and_names_a_bad_row(nediom_build, 
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--setting", "20-shot"], "invalid choice: '20-shot'"),
-        (["--setting", "zero-shot", "--context", "S1"], "invalid choice: 'S1'"),
+        (["--setting", "20-shot"], "--setting: '20-shot' (did you mean '10-shot'?) is not a setting"),
+        (["--setting", "zero-shot", "--context", "S1"], "'S1' is not a context this command takes; valid: S2"),
         (["--setting", "zero-shot", "--limit", "0"], "--limit must be at least 1"),
         (["--setting", "5-shot", "--seeds", "0"], "--seeds"),
         (["--setting", "zero-shot", "--dataset", "{missing}"], "no such folder"),

@@ -53,10 +53,25 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def _causal_lm_without_architectures(folder: Path) -> Path:
+    """A tiny causal LM whose config.json records no architecture, as some exports leave it (issue 29, item 29:
+    the Space found causal LMs by their architecture's name only)."""
+    import json
+
+    from nlue.lm.tiny import save_tiny_causal_lm
+
+    save_tiny_causal_lm(folder, "llama")
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    del config["architectures"]
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
 @pytest.fixture(scope="module")
 def space_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("space-e2e")
     models = build_demo_models(root / "models", tasks=("sa", "mnli"))
+    _causal_lm_without_architectures(models / "chat-lm")
     results = root / "results"
     metrics = {"accuracy": 0.52, "macro_f1": 0.5, "macro_f1_ci_low": 0.4, "macro_f1_ci_high": 0.6}
     run = RunResult(task="sa", model=str(models / "sa"), kind="fine-tune", metrics=metrics)
@@ -195,3 +210,43 @@ def test_leaderboard_headers_are_whole_at_1280_px_and_names_from_files_stay_text
     assert page.evaluate(remote) == 0
     page.screenshot(path=ARTIFACTS / "leaderboard-1280.png")
     page.set_viewport_size({"width": 1440, "height": 1000})
+
+
+def test_new_input_clears_the_old_prediction(page: sync_api.Page) -> None:
+    """issue 29, item 29: after "Fill with an example" (or typing, or another model) the old prediction is gone."""
+    expect = sync_api.expect
+    page.get_by_role("tab", name="Try a model").click()
+    _choose(page, "try-task", "SA · Sentiment Analysis")
+    # The task's form arrives from the server and empties the fields: type only once it has (a busy machine
+    # can answer after the typing, and the text typed would be gone).
+    expect(page.locator("#try-model input")).to_have_value("models/sa")
+    expect(page.locator("#try-field-0 textarea")).to_have_value("")
+    page.locator("#try-field-0 textarea").fill("आजको खाना एकदमै मीठो थियो।")
+    page.locator("#try-predict").click()
+    expect(page.locator("#try-details")).to_contain_text("models/sa", timeout=60_000)
+    expect(page.locator("#try-output")).to_contain_text("%")
+    page.screenshot(path=ARTIFACTS / "try-before-example.png", full_page=True)
+    page.locator("#try-example").click()
+    expect(page.locator("#try-field-0 textarea")).not_to_have_value("आजको खाना एकदमै मीठो थियो।")
+    expect(page.locator("#try-details")).to_have_text("")
+    expect(page.locator("#try-output")).not_to_contain_text("%")
+    page.screenshot(path=ARTIFACTS / "try-after-example.png", full_page=True)
+    page.locator("#try-predict").click()  # the example's own prediction, then a typed change clears it too
+    expect(page.locator("#try-details")).to_contain_text("models/sa", timeout=60_000)
+    page.locator("#try-field-0 textarea").press_sequentially("!")
+    expect(page.locator("#try-details")).to_have_text("")
+
+
+def test_a_causal_lm_in_the_models_folder_can_be_asked(page: sync_api.Page) -> None:
+    """issue 29, item 29: "Ask a language model" offers the causal LM the models folder holds and asks it."""
+    expect = sync_api.expect
+    page.get_by_role("tab", name="Try a model").click()
+    page.get_by_text("Ask a language model (an exam or NLUE item)").click()
+    section = page.locator("#llm-section")
+    expect(section).not_to_contain_text("No causal language model")
+    expect(page.locator("#llm-model input")).to_have_value("models/chat-lm")
+    page.locator("#llm-ask").click()
+    expect(page.locator("#llm-verdict")).to_contain_text("test item 0", timeout=60_000)
+    expect(page.locator("#llm-prompt textarea")).not_to_have_value("")
+    page.locator("#llm-section").scroll_into_view_if_needed()
+    page.screenshot(path=ARTIFACTS / "llm-asked.png", full_page=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,24 @@ def test_an_nlue_item_is_scored_by_label_log_likelihood(llm_folder: Path, one_to
     assert item["text"] in answer.prompt
 
 
+def test_an_stsb_item_is_answered_with_a_number_the_strict_parser_reads(llm_folder: Path, one_torch_thread) -> None:
+    """issue 29, item 25: STS-B is on the Space's list of tasks too, asked for a number as `--mode generate` does."""
+    from nlue.evals.number_generation import parse_number
+
+    catalog = ModelCatalog(scan_folder(llm_folder))
+    service = SpaceService(SpaceSettings(models=llm_folder, results_dir=llm_folder / "none"), catalog=catalog)
+    item = service.data.split("stsb", "test")[0]
+    assert "stsb" in llm_tasks() and prompt_languages("stsb") == ["en", "ne"]
+    answer = LlmTry(catalog).ask(f"{llm_folder.name}/tiny-gpt2", "stsb", item, "ne")
+    assert answer.prompt.splitlines()[-2].startswith("० देखि ५ सम्मको") and item["sentence1"] in answer.prompt
+    assert str(item["label"]) not in answer.prompt.split("\n", 1)[1]  # the gold never reaches the model
+    assert answer.parse["strict"] == parse_number(answer.raw_output, (0.0, 5.0)).to_dict()
+    assert answer.parse["gold score"] == item["label"]
+    assert (
+        answer.verdict == "invalid" if answer.parse["strict"]["score"] is None else answer.verdict.startswith("scored")
+    )
+
+
 def test_only_listed_causal_lms_are_loaded(llm_folder: Path) -> None:
     asker = LlmTry(ModelCatalog(scan_folder(llm_folder)))
     with pytest.raises(NlueError, match="not a causal language model this Space offers"):
@@ -90,3 +109,35 @@ def test_the_page_has_the_llm_section_and_the_benchmark_tabs(llm_folder: Path) -
     assert {"llm-model", "llm-ask", "llm-prompt", "llm-raw", "llm-parse", "exam-table", "nediom-table"} <= ids
     events = {fn.api_name: fn for fn in demo.fns.values() if fn.api_name}
     assert events["ask_llm"].concurrency_id == events["fill_blank"].concurrency_id  # model calls share one pool
+
+
+def _config_only(folder: Path, **config: object) -> Path:
+    """A checkpoint folder as the scan sees it: only its config.json is read."""
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
+def test_causal_lms_are_found_by_the_class_transformers_builds_for_them(tmp_path: Path, caplog) -> None:
+    """issue 29, item 29: a causal LM in the models folder is offered under "Ask a language model", whatever
+    name its architecture has (Gemma 3 is Gemma3ForConditionalGeneration; an export may record none); the
+    folders the scan cannot serve are named in the log, and the empty section says which folder was read."""
+    import logging
+
+    from nlue.space.llm_try import NO_LLM
+
+    root = tmp_path / "models"
+    _config_only(root / "gemma", architectures=["Gemma3ForConditionalGeneration"], model_type="gemma3")
+    _config_only(root / "exported", model_type="llama")  # no architectures recorded
+    _config_only(root / "t5", architectures=["T5ForConditionalGeneration"], model_type="t5")  # seq2seq
+    _config_only(root / "bart", architectures=["BartForConditionalGeneration"], model_type="bart")
+    _config_only(root / "bert", model_type="bert")  # a masked LM's type too: not taken for a causal LM
+    caplog.set_level(logging.INFO, logger="nlue.space.models")
+    catalog = ModelCatalog(scan_folder(root))
+    assert sorted(catalog.causal_lms()) == ["models/exported", "models/gemma"]
+    skipped = [r.getMessage() for r in caplog.records if "cannot serve" in r.getMessage()]
+    assert any(
+        "t5" in m and "T5ForConditionalGeneration: not a classifier, masked LM or causal LM" in m for m in skipped
+    )
+    assert len(skipped) == 3
+    assert "read from build/models." in NO_LLM.format(source="build/models")

@@ -194,9 +194,9 @@ def test_nlue_baseline_runs_this_module(tmp_path: Path, capsys: pytest.CaptureFi
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--tasks", "sa,nope"], "unknown NLUE task 'nope'"),
+        (["--tasks", "sa,nope"], "'nope' is not a task this command takes; valid: sa, cola"),
         (["--tasks", "sa", "--dataset", "{missing}"], "cannot load 'sa'"),
-        (["--tasks", "gmet"], "none of the tasks is trainable"),
+        (["--tasks", "gmet"], "'gmet' is not a task this command takes"),  # not trainable: refused while parsing
         (["--tasks", "sa", "--bootstrap-resamples", "-1"], "--bootstrap-resamples"),
     ],
 )
@@ -204,7 +204,7 @@ def test_main_errors_exit_2(argv: list[str], message: str, tmp_path: Path, capsy
     argv = [a.replace("{missing}", str(tmp_path / "missing")) for a in argv]
     assert main([*argv, "--results-dir", str(tmp_path / "results")]) == 2
     error = capsys.readouterr().err
-    assert error.startswith("nlue baseline: error:") and message in error
+    assert "\nnlue baseline: error:" in f"\n{error}" and message in error
     assert not (tmp_path / "results" / DEFAULT_NAME / "sa.json").exists()  # nothing trained before the error
 
 

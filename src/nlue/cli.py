@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from nlue import __version__
+from nlue.cli_lists import add_name_list, task_names
 from nlue.cli_support import (
     LOGGING_FLAGS,
     accept_both_spellings,
@@ -66,7 +67,8 @@ def _add_build(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--task", help="build one config from the files given by --train/--validation/--test")
     for split in ("train", "validation", "test"):
         src.add_argument(f"--{split}", type=Path, action="append", metavar="FILE", help=f"{split} file (repeatable)")
-    src.add_argument("--configs", help="comma-separated configs to build from --source or the sample (default: all)")
+    add_name_list(src, "--configs", valid=task_names(), what="config",
+                  help="configs to build from --source or the sample (default: all)")  # fmt: skip
     maps = p.add_argument_group("other schemas (with --task)")
     maps.add_argument("--column-map", default="", help="FIELD=COLUMN pairs, e.g. text=review,label=sentiment")
     maps.add_argument(
@@ -137,7 +139,8 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
         "task and print the NLUE score (mean primary metric), naming tasks that are missing.",
     )
     p.add_argument("--model", required=True, help="checkpoint folder, Hub id, LoRA adapter, or folder of <task>/")
-    p.add_argument("--task", default="all", help="comma-separated configs, or all (default)")
+    add_name_list(p, "--task", "--tasks", dest="task", valid=task_names(lambda t: t.kind.trainable), what="task",
+                  all_word="all", help="the tasks to score (default: all, those the model folder has)")  # fmt: skip
     p.add_argument("--dataset", help="built NLUE dataset (Hub id or folder); default: the embedded sample")
     p.add_argument("--split", default="test", help="split to score (default: test)")
     p.add_argument(
@@ -247,10 +250,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from nlue.registry.tasks import get_task
 
     split_files = {s: getattr(args, s) for s in ("train", "validation", "test") if getattr(args, s)}
-    configs = [c.strip() for c in args.configs.split(",") if c.strip()] if args.configs else None
-    if configs:
-        for name in configs:
-            get_task(name)
+    configs = args.configs  # checked against the registry while parsing
     if args.task:
         if args.source or configs:
             raise NlueError("--task builds one config from --train/--validation/--test; do not combine it with "
@@ -319,7 +319,7 @@ def _cmd_push(args: argparse.Namespace) -> int:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from nlue.training.evaluation import run_evaluation
 
-    tasks = [t.strip() for t in args.task.split(",") if t.strip()]
+    tasks = args.task or ["all"]
     summary = run_evaluation(
         args.model, tasks, args.dataset, args.split, args.results_dir or default_results_dir(), args.batch_size,
         args.bootstrap_resamples, args.seed, args.name, show_progress=not args.quiet,

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nlue import cli_support
+from nlue.cli_lists import add_name_list, split_names, task_names
 from nlue.data.access import is_sample, load_task, resolve_dataset
 from nlue.errors import NlueError
 from nlue.lm.backends import BASELINE_CLASSIFIER
@@ -31,10 +32,9 @@ from nlue.text_table import text_table
 logger = logging.getLogger(__name__)
 
 
-def resolve_tasks(tasks: str | Sequence[str]) -> list[TaskSpec]:
-    """``"all"`` (every trainable NLUE task), ``"sa,mnli"`` or a list of names; unknown names raise ValueError."""
-    names = tasks.split(",") if isinstance(tasks, str) else list(tasks)
-    names = [n.strip() for n in names if n.strip()]
+def resolve_tasks(tasks: str | Sequence[str] | None) -> list[TaskSpec]:
+    """``"all"`` or None (every trainable NLUE task), ``"sa,mnli"`` or a list of names; unknown names raise NlueError."""
+    names = split_names(tasks or [])
     if names in (["all"], []):
         names = [n for n in TASK_NAMES if TASKS[n].kind.trainable]
     return [get_task(name) for name in names]
@@ -119,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train and score the non-neural TF-IDF baseline (baseline:tfidf) on NLUE tasks.",
     )
     parser.add_argument("--dataset", default=None, help="a built dataset's Hub id or folder (default: the sample)")
-    parser.add_argument("--tasks", default="all", help="comma-separated task names, or 'all' (every trainable task)")
+    add_name_list(parser, "--tasks", valid=task_names(lambda t: t.kind.trainable), what="task", all_word="all",
+                  help="the tasks to train and score (default: all, every trainable task)")  # fmt: skip
     parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP)
     parser.add_argument("--name", "--results-name", dest="name", default=DEFAULT_NAME, help="results folder name")
     parser.add_argument(
@@ -146,10 +147,8 @@ def _run(args: argparse.Namespace) -> int:
     args.results_dir = args.results_dir or default_results_dir()
     if args.bootstrap_resamples < 0:
         raise NlueError(f"--bootstrap-resamples must be 0 or more, got {args.bootstrap_resamples}")
+    # --tasks names trainable tasks only (checked while parsing), so every one is scored
     results = run_baseline(args.dataset, args.tasks, args.results_dir, args.name, args.bootstrap_resamples, args.seed)
-    if not results:
-        raise NlueError(f"none of the tasks is trainable ({args.tasks}); the baseline trains on classification "
-                        "and regression tasks")  # fmt: skip
     print(format_table(results))
     print(f"\n{MODEL_ID}: {NOTES}")
     if any(r.dataset.get("is_sample") for r in results.values()):

@@ -21,6 +21,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from nlue.cli_lists import add_name_list, task_names
 from nlue.cli_support import add_logging_options, run_with_parser
 from nlue.errors import NlueError
 from nlue.evals.compare import DEFAULT_RESAMPLES, TaskComparison, compare_runs
@@ -39,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "runs", nargs="+", metavar="RUN", help="two or more run folders or their names; or results or sweep folders"
     )
-    parser.add_argument("--tasks", nargs="+", metavar="TASK", help="only these tasks (default: every shared task)")
+    add_name_list(
+        parser, "--tasks", valid=task_names(), what="task", help="only these tasks (default: every shared task)"
+    )
     parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP + "; where a RUN given by name is found")
     parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, help="bootstrap draws (%(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (%(default)s)")

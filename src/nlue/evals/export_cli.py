@@ -17,12 +17,12 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from nlue.cli_lists import add_name_list, task_names
 from nlue.cli_support import (
     add_logging_options,
     run_with_parser,
 )
 from nlue.evals.lm_eval_export import DEFAULT_LANGUAGES, export_lm_eval, exportable
-from nlue.registry.tasks import TASKS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,17 +41,18 @@ def build_parser() -> argparse.ArgumentParser:
         default="nlue",
         help="the dataset repo lm-eval loads: a Hub id or a built folder (default: %(default)s)",
     )
-    lm_eval.add_argument(
+    add_name_list(
+        lm_eval,
         "--tasks",
-        nargs="+",
-        choices=[name for name, task in TASKS.items() if exportable(task)],
-        metavar="TASK",
+        valid=task_names(exportable),
+        what="task",
         help="the tasks to export, each a config of the dataset (default: every task scored by log-likelihood "
         "over labelled choices that the dataset has)",
     )
-    lm_eval.add_argument(
+    add_name_list(
+        lm_eval,
         "--languages",
-        nargs="+",
+        what="language",
         help="prompt languages, each of which some exported task must have (default: en ne, those the tasks have)",
     )
     return parser

@@ -55,7 +55,7 @@ INVALID_CATEGORIES: Mapping[str, str] = {
 METRICS: tuple[str, ...] = (
     "macro_f1", "accuracy_all_items", "accuracy_parseable", "macro_f1_parseable", "invalid_rate",
 )  # fmt: skip
-_FINAL_MARK = re.compile(r"[.।!]\s*$")
+FINAL_MARK = re.compile(r"[.।!]\s*$")
 _WORD = re.compile(r"[^\s.,;:!?।॥\"'“”‘’()\[\]{}*_`#>|/\\=+~-]+")
 
 
@@ -133,7 +133,7 @@ def parse_label(
     if not text:
         return LabelParse(None, EMPTY)
     if not lenient:
-        answer = _norm(_FINAL_MARK.sub("", text).strip())
+        answer = _norm(FINAL_MARK.sub("", text).strip())
         for label, word in enumerate(words):
             if answer == _norm(word):
                 return LabelParse(label)

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from nlue.cli_lists import add_name_list
 from nlue.cli_support import (
     add_logging_options,
     run_with_parser,
@@ -93,8 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     nlue.set_defaults(action=run_nlue_command)
     _model_options(nlue)
     nlue.add_argument("--dataset", help="a built NLUE folder or Hub id (default: the embedded sample)")
-    nlue.add_argument("--tasks", nargs="+", choices=[t for t in TASK_NAMES if TASKS[t].prompts], metavar="TASK",
-                      help="default: every NLUE task with label words")  # fmt: skip
+    add_name_list(nlue, "--tasks", valid=lambda: [t for t in TASK_NAMES if TASKS[t].prompts], what="task",
+                  help="the tasks to ask (default: every NLUE task with a prompt; stsb by --mode generate only)")  # fmt: skip
     nlue.add_argument("--prompt-language", choices=PROMPT_LANGUAGE_CHOICES, default="en", help=PROMPT_LANGUAGE_HELP)
     nlue.add_argument("--mode", choices=(AUTO_MODE, *MODES), default=AUTO_MODE,
                       help="loglik: score each label word; generate: the model writes one, a strict parser reads it; "
@@ -194,8 +195,9 @@ def run_nlue_command(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise NlueError(f"--limit must be at least 1, got {args.limit}")
     languages = prompt_languages(args.prompt_language, "ne")
-    for language in languages:
-        nlue_tasks(args.tasks, language)  # unknown tasks or languages are refused before a model loads
+    asked_mode = None if args.mode == AUTO_MODE else args.mode
+    for language in languages:  # tasks without a prompt, or none left for the mode, are refused before a model loads
+        nlue_tasks(args.tasks, language, asked_mode, warn=False)
     with Journal(_journal_path(args)) as journal:
         model = load_model(model_spec_from_args(args, journal=journal))
         mode = choose_mode(model, args.mode, "the NLUE tasks")
@@ -203,7 +205,7 @@ def run_nlue_command(args: argparse.Namespace) -> int:
         for language in languages:
             name = f"{args.name or model_base_name(model)}__{language}-{args.shots}shot"
             common = {"bootstrap_resamples": args.bootstrap_resamples, "seed": args.seed, "limit": args.limit}
-            tasks = nlue_tasks(args.tasks, language)
+            tasks = nlue_tasks(args.tasks, language, mode, warn=language == languages[0])
             if mode == "generate":
                 name += "-generate"
                 cap = args.max_new_tokens or DEFAULT_LABEL_TOKENS

@@ -21,6 +21,20 @@ def _interval(metrics: dict[str, float], name: str) -> str:
     return "" if low is None or high is None else f" [95% CI {_percent(low)}, {_percent(high)}]"
 
 
+def _number(value: float | None) -> str:
+    return "n/a (undefined)" if value is None or math.isnan(value) else f"{value:.3f}"
+
+
+def _correlation_line(task: str, m: dict[str, float], items: int | None) -> str:
+    low, high = m.get("pearson_spearman_mean_ci_low"), m.get("pearson_spearman_mean_ci_high")
+    interval = "" if low is None or high is None else f" [95% CI {_number(low)}, {_number(high)}]"
+    parsed = int(m.get("parseable_items", 0))
+    return (f"{task}: Pearson/Spearman mean {_number(m.get('pearson_spearman_mean'))}{interval} (Pearson "
+            f"{_number(m.get('pearson'))}, Spearman {_number(m.get('spearman'))}) over the {parsed} of {items or '?'} "
+            f"answers that parsed as a number; invalid {_percent(m.get('invalid_rate'))}, left out of the "
+            "correlations")  # fmt: skip
+
+
 def print_mcq(run: Any) -> None:
     from nlue.evals.mcq.report import gap_text, text_tables
 
@@ -56,6 +70,9 @@ def print_nlue(results: dict[str, Any], mode: str) -> None:
         print(f"NLUE tasks by {'generation' if mode == 'generate' else 'log-likelihood'}{SAMPLE_NOTE}")
     for task, result in results.items():
         m = result.metrics
+        if "macro_f1" not in m:  # a similarity score (STS-B): correlations over the answers that parsed
+            print(_correlation_line(task, m, result.dataset.get("items")))
+            continue
         line = f"{task}: macro-F1 {_percent(m['macro_f1'])}{_interval(m, 'macro_f1')}"
         if mode == "generate":
             line += (f", accuracy over all items {_percent(m['accuracy_all_items'])}, over parseable items "

@@ -1,22 +1,26 @@
-"""The NLUE classification tasks put to a language model by generation (``nlue llm nlue --mode generate``).
+"""The NLUE tasks put to a language model by generation (``nlue llm nlue --mode generate``).
 
 Each item's prompt is the log-likelihood prompt of :mod:`nlue.evals.nlue_llm` with the line
 listing the label words before its cue (:mod:`nlue.evals.label_generation`); k-shot prompts
 start with the same demonstrations (each a solved prompt and its label word). The model writes
 an answer, the strict parser reads it, and the scores are those of
-:func:`nlue.evals.label_generation.label_scores`. Per task this writes the shared results file
-(``hyperparameters.mode`` = ``generate``) and ``<task>/raw_outputs.jsonl`` beside it: one line
-per item, the gold label written last.
+:func:`nlue.evals.label_generation.label_scores`. STS-B, whose answer is a similarity score, gets
+a line asking for one number instead, and a strict number parser and correlations over the
+parsed answers (:mod:`nlue.evals.number_generation`). Per task this writes the shared results
+file (``hyperparameters.mode`` = ``generate``) and ``<task>/raw_outputs.jsonl`` beside it: one
+line per item, the gold label written last.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nlue.evals import label_generation as gen
+from nlue.evals import number_generation as num
 from nlue.evals.nlue_llm import demonstrations, llm_kind, render_prompt, task_splits
 from nlue.lm.base import LanguageModel
 
@@ -28,6 +32,50 @@ NOTES = (
     "macro_f1 (the primary) and accuracy_all_items count an invalid answer as wrong, *_parseable leave invalid "
     "answers out; the lenient parse (details.lenient) is a diagnostic and never enters these numbers."
 )
+NUMBER_NOTES = (
+    "nlue's own generation protocol (the NLUE paper prompts no LLM): the model writes one number in the score "
+    f"range; {num.INVALID_POLICY}; the lenient parse (details.lenient) is a diagnostic and never enters these numbers."
+)
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """One task's answers read and scored, whichever way its answer is written (a label word or a number)."""
+
+    metrics: dict[str, float]
+    predictions: list[Any]  # label ids or scores; None for an invalid answer
+    rows: list[dict[str, Any]]  # the raw-output rows
+    extras: list[dict[str, Any]]  # per item, for the predictions file
+    answer: dict[str, Any]  # what the model was asked to write (hyperparameters)
+    details: dict[str, Any]
+    notes: str
+    headline: str  # the log line
+
+
+def _label_answers(task: Any, items: list[Any], prompts: list[str], outputs: list[Any], words: Sequence[str],
+                   bootstrap_resamples: int, seed: int) -> _Scored:  # fmt: skip
+    references = [int(item[str(task.label_field)]) for item in items]  # read only now, to score
+    ids = [item.get("idx", i) for i, item in enumerate(items)]
+    strict, lenient, rows = gen.answer_rows(ids, prompts, outputs, words, references)
+    metrics = gen.label_scores(strict, references, len(words), bootstrap_resamples or None, seed)
+    extras = [{"output": r["output"], "verdict": r["verdict"], "category": r["strict"]["category"]} for r in rows]
+    details = {"invalid_categories": dict(gen.INVALID_CATEGORIES), "lenient": gen.lenient_summary(lenient, references)}
+    return _Scored(metrics, [p.label for p in strict], rows, extras, {"label_words": list(words)}, details, NOTES,
+                   f"macro_f1 {metrics['macro_f1']:.4f}")  # fmt: skip
+
+
+def _number_answers(task: Any, items: list[Any], prompts: list[str], outputs: list[Any], bootstrap_resamples: int,
+                    seed: int) -> _Scored:  # fmt: skip
+    references = [float(item[str(task.label_field)]) for item in items]  # read only now, to score
+    ids = [item.get("idx", i) for i, item in enumerate(items)]
+    strict, lenient, rows = num.number_answer_rows(ids, prompts, outputs, task.score_range, references)
+    metrics, undefined = num.number_scores(task.name, strict, references, bootstrap_resamples or None, seed)
+    extras = [{"output": r["output"], "verdict": r["verdict"], "category": r["strict"]["category"]} for r in rows]
+    details = {"invalid_categories": dict(num.INVALID_CATEGORIES), "invalid_answers": num.INVALID_POLICY,
+               "lenient": num.lenient_number_summary(lenient, references), "undefined_metrics": undefined}  # fmt: skip
+    answer = {"answer": "one number", "score_range": list(task.score_range)}
+    return _Scored(metrics, [p.value for p in strict], rows, extras, answer, details, NUMBER_NOTES,
+                   f"{task.primary_metric} {metrics[task.primary_metric]:.4f} over the parseable answers")  # fmt: skip
 
 
 def run_nlue_generation(
@@ -57,14 +105,18 @@ def run_nlue_generation(
         prefix = demonstrations(task, pool, language, shots, seed)
         items = list(test)
         prompts = [
-            gen.with_answer_line(prefix + render_prompt(task, item, language), words, language) for item in items
+            gen.with_answer_line(prefix + render_prompt(task, item, language), words, language)
+            if task.kind.has_classes
+            else num.with_number_line(prefix + render_prompt(task, item, language), task.score_range, language)
+            for item in items
         ]
         outputs = model.generate([gen.label_request(p, chat, max_new_tokens) for p in prompts])
         gen.require_answers(outputs, task.name)
-        references = [int(item[str(task.label_field)]) for item in items]  # read only now, to score
-        ids = [item.get("idx", i) for i, item in enumerate(items)]
-        strict, lenient, rows = gen.answer_rows(ids, prompts, outputs, words, references)
-        metrics = gen.label_scores(strict, references, len(words), bootstrap_resamples or None, seed)
+        if task.kind.has_classes:
+            scored = _label_answers(task, items, prompts, outputs, words, bootstrap_resamples, seed)
+        else:
+            scored = _number_answers(task, items, prompts, outputs, bootstrap_resamples, seed)
+        metrics, rows = scored.metrics, scored.rows
         raw = gen.write_rows(Path(results_dir) / name / task.name / RAW_OUTPUTS, rows)
         result = RunResult(
             task=task.name,
@@ -74,10 +126,11 @@ def run_nlue_generation(
             dataset=dataset_description(dataset, task.name, "test", items=len(items)),
             hyperparameters={
                 "mode": "generate",
-                "evaluation": "generation of one label word, strict parsing",
+                "evaluation": f"generation of {'one label word' if task.kind.has_classes else 'one number'}, "
+                "strict parsing",
                 "prompt_language": language,
                 "shots": shots,
-                "label_words": list(words),
+                **scored.answer,
                 "chat": chat,
                 "decoding": "greedy",
                 "max_new_tokens": max_new_tokens,
@@ -85,18 +138,14 @@ def run_nlue_generation(
                 "model": model.describe().to_dict(),
             },
             seed=seed,
-            details={
-                "invalid_categories": dict(gen.INVALID_CATEGORIES),
-                "lenient": gen.lenient_summary(lenient, references),
-                "files": {"raw_outputs": str(raw.relative_to(Path(results_dir)))},
-            },
-            notes=NOTES,
+            details={**scored.details, "files": {"raw_outputs": str(raw.relative_to(Path(results_dir)))}},
+            notes=scored.notes,
         )
-        extras = [{"output": r["output"], "verdict": r["verdict"], "category": r["strict"]["category"]} for r in rows]
-        item_rows = prediction_rows(task, items, [p.label for p in strict], references, extras)
+        references = [task.kind.gold(task, item) for item in items]
+        item_rows = prediction_rows(task, items, scored.predictions, references, scored.extras)
         attach(result, item_rows, Path(results_dir), name)
         write_result(result, Path(results_dir), name)
         results[task.name] = result
-        logger.info("%s: macro_f1 %.4f, invalid %.1f%% on %d items", task.name, metrics["macro_f1"],
-                    100 * metrics["invalid_rate"], len(items))  # fmt: skip
+        logger.info("%s: %s, invalid %.1f%% on %d items", task.name, scored.headline, 100 * metrics["invalid_rate"],
+                    len(items))  # fmt: skip
     return results

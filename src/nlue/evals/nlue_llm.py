@@ -61,11 +61,21 @@ def demonstrations(task: TaskSpec, pool: Sequence[Mapping[str, Any]], language: 
         return ""
     if shots > len(pool):
         raise NlueError(f"{task.name}: {shots} shots asked, but the demonstration pool has {len(pool)} items")
-    _, words = task.kind.llm_template(task, language)
     chosen = random.Random(seed).sample(range(len(pool)), shots)
-    label = str(task.label_field)
-    blocks = [render_prompt(task, pool[i], language) + TARGET_DELIMITER + words[int(pool[i][label])] for i in chosen]
+    blocks = [render_prompt(task, pool[i], language) + TARGET_DELIMITER + answer_text(task, pool[i], language)
+              for i in chosen]  # fmt: skip
     return FEWSHOT_DELIMITER.join(blocks) + FEWSHOT_DELIMITER
+
+
+def answer_text(task: TaskSpec, item: Mapping[str, Any], language: str) -> str:
+    """A solved example's answer: its label word, or its score written in the prompt language's digits."""
+    gold = item[str(task.label_field)]
+    if task.kind.has_classes:
+        _, words = task.kind.llm_template(task, language)
+        return words[int(gold)]
+    from nlue.evals.number_generation import number_text
+
+    return number_text(float(gold), language)
 
 
 @dataclass(frozen=True)
@@ -135,8 +145,17 @@ def task_splits(dataset: str | None, task: TaskSpec, shots: int, limit: int | No
     return test, list(data["train"]) if shots and "train" in data else []
 
 
-def nlue_tasks(tasks: Sequence[str] | None, language: str) -> list[TaskSpec]:
-    """The tasks to run (default: every task with prompts in ``language``); a clear error for what cannot run."""
+def nlue_tasks(
+    tasks: Sequence[str] | None, language: str, mode: str | None = None, *, warn: bool = True
+) -> list[TaskSpec]:
+    """The tasks to run (default: every task with prompts in ``language``); a clear error for what cannot run.
+
+    With ``mode="loglik"``, a task that is not scored by log-likelihood (STS-B: its answer is a
+    number, not one of a few label words) is left out with a warning that names it and says
+    how to score it (``warn=False`` for the second prompt language of one run); when nothing is
+    left, that is an error.
+    """
+    from nlue.registry.kinds import CAUSAL_LM_LOGLIKELIHOOD
     from nlue.registry.tasks import TASK_NAMES, get_task
 
     chosen = [get_task(t) for t in (tasks or TASK_NAMES)]
@@ -147,6 +166,15 @@ def nlue_tasks(tasks: Sequence[str] | None, language: str) -> list[TaskSpec]:
     chosen = [t for t in chosen if t.prompts and language in t.prompts]
     if not chosen:
         raise NlueError("none of the tasks has a prompt for language models (NLUE's classification tasks do)")
+    if mode == "loglik":
+        left_out = [t for t in chosen if CAUSAL_LM_LOGLIKELIHOOD not in t.kind.evaluators]
+        for task in left_out if warn else ():
+            logger.warning("%s is not scored in loglik mode: its answer is %s, not one of a few label words to "
+                           "score; --mode generate scores it (the model writes the number, a strict parser reads "
+                           "it)", task.name, task.kind.describe_output(task))  # fmt: skip
+        chosen = [t for t in chosen if t not in left_out]
+        if not chosen:
+            raise NlueError(f"{', '.join(t.name for t in left_out)}: not scored by log-likelihood; use --mode generate")
     return chosen
 
 

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from nlue.cli_lists import split_names
+
 if TYPE_CHECKING:
     from nlue.evals.roster import Problems
 
@@ -86,6 +88,8 @@ def cannot_run(kind: str, command: str, setting: str | None = None, mode: str | 
 
 
 def _as_list(value: Any) -> list[Any]:
+    if isinstance(value, str):  # "sa, rte" as the command line takes it (nlue.cli_lists)
+        return split_names(value)
     return list(value) if isinstance(value, list | tuple) else [value]
 
 

@@ -37,6 +37,7 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
+from nlue.cli_lists import add_name_list, unknown_names_message
 from nlue.cli_support import add_logging_options, run_with_parser
 from nlue.errors import NlueError
 from nlue.evals.roster import DATASET_KEYS, Roster, load_roster
@@ -77,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, help="output folder (default: the roster's out, else build/sweep/<name>)")
     parser.add_argument("--dataset", action="append", default=[], metavar="BENCHMARK=PATH",
                         help=f"a benchmark's dataset, replacing the roster's ({', '.join(DATASET_KEYS)}; repeatable)")  # fmt: skip
-    parser.add_argument("--models", nargs="+", metavar="NAME", help="only these models of the roster")
+    add_name_list(parser, "--models", what="model", metavar="NAME", help="only these models of the roster")
     parser.add_argument("--limit", type=int, help="every run on the first N items only (a quick look, not a score)")
     parser.add_argument("--stop-on-failure", action="store_true", help="stop at the first failed cell")
     parser.add_argument("--start", choices=START_METHODS, help="how a cell's process starts: fork (Linux default: "
@@ -106,11 +107,10 @@ def _select(roster: Roster, models: Sequence[str] | None, limit: int | None) -> 
     if limit is not None:
         runs = tuple(dataclasses.replace(r, settings={**r.settings, "limit": limit}) for r in runs)
     if models:
-        unknown = [m for m in models if m not in {x.name for x in roster.models}]
-        if unknown:
-            raise NlueError(
-                f"--models {', '.join(unknown)}: not in the roster ({', '.join(m.name for m in roster.models)})"
-            )
+        names = [m.name for m in roster.models]
+        unknown = [m for m in models if m not in names]
+        if unknown:  # the roster's models are known only now, after the parser split the list
+            raise NlueError("--models: " + unknown_names_message(unknown, names, "model", where="in the roster"))
         kept = tuple(m for m in roster.models if m.name in models)
         return dataclasses.replace(roster, models=kept, runs=runs)
     return dataclasses.replace(roster, runs=runs)

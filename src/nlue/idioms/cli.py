@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from nlue.cli_lists import add_name_list
 from nlue.cli_support import (
     add_logging_options,
     run_with_parser,
@@ -103,8 +104,8 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
         help="a built neDIOM repo, a Hub id, or a folder of train/test source files "
         "(`nlue idioms split`); default: the embedded SAMPLE",
     )
-    v.add_argument("--setting", nargs="+", choices=SETTINGS, required=True, help="one or more settings")
-    v.add_argument("--context", nargs="+", choices=CONTEXT_CHOICES, default=["all"], help="default: all")
+    add_name_list(v, "--setting", valid=SETTINGS, what="setting", required=True, help="one or more settings")
+    add_name_list(v, "--context", valid=CONTEXT_CHOICES, what="context", default=["all"], help="default: all")
     v.add_argument("--idiom", choices=tuple(IDIOM_CHOICES), default="both", help="idiom in the input (%(default)s)")
     v.add_argument(
         "--seeds",

@@ -1,12 +1,15 @@
 """Loading checkpoints: one home for what a model folder is and how it becomes a model.
 
 * :func:`is_adapter_folder`, :func:`is_checkpoint` - what a local folder holds (a peft
-  LoRA adapter, or a full transformers checkpoint);
+  LoRA adapter, or a full transformers checkpoint); :func:`is_causal_lm_config` - whether a
+  ``config.json`` is a causal LM's;
 * :func:`load_sequence_classifier` - ``AutoModelForSequenceClassification.from_pretrained``
   that restores the optional extra fully connected layer (:mod:`nlue.training.extra_fc`);
 * :func:`load_classifier` - model and tokenizer from a checkpoint folder, a Hub id or an
   adapter folder (the evaluator, the search and the Space use it);
 * :func:`load_masked_lm` - a fill-mask model and its tokenizer (GMET, the Space's GMET tab).
+A LoRA adapter folder is loaded by :mod:`nlue.lm.adapters`; a weights file that cannot be read is
+reported by :mod:`nlue.lm.weight_files`.
 
 torch and transformers are imported inside the functions, so that importing this module
 (the Space's model list does, to tell folders apart) costs nothing.
@@ -18,11 +21,12 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from nlue.errors import NlueError
+from nlue.lm.weight_files import readable_weights
 
 logger = logging.getLogger(__name__)
 
@@ -39,14 +43,41 @@ def is_checkpoint(path: str | os.PathLike) -> bool:
     return (Path(path) / "config.json").is_file() or is_adapter_folder(path)
 
 
+def is_causal_lm_config(config: Mapping[str, Any]) -> bool:
+    """Whether a ``config.json`` (as read) is a causal LM's, one ``AutoModelForCausalLM`` builds as it was saved.
+
+    Its architecture says so (``*ForCausalLM``, ``*LMHeadModel``), or it is the very class transformers
+    maps the model type to for causal LM (Gemma 3's ``Gemma3ForConditionalGeneration``), or, with no
+    architecture recorded, its model type has a causal-LM class and no masked-LM one (``llama``, not
+    ``bert``). A sequence-to-sequence or classifier checkpoint is none of these.
+    """
+    architectures = [str(a) for a in config.get("architectures") or ()]
+    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures):
+        return True
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str):
+        return False
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    causal_class = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(model_type)
+    if causal_class is None:
+        return False
+    if architectures:
+        return causal_class in architectures
+    return model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+
 def load_classifier(path_or_id: str, trust_remote_code: bool = False) -> tuple[Any, Any]:
     """Model (in eval mode) and tokenizer from a checkpoint folder, a Hub id, or a LoRA adapter folder."""
     from transformers import AutoTokenizer
 
     if is_adapter_folder(path_or_id):
-        from peft import AutoPeftModelForSequenceClassification
+        from nlue.lm.adapters import load_adapter_classifier
 
-        model = AutoPeftModelForSequenceClassification.from_pretrained(path_or_id)
+        model = load_adapter_classifier(path_or_id)  # the base with the task's labels, then the adapter
     else:
         model = load_sequence_classifier(path_or_id, trust_remote_code=trust_remote_code)
     tokenizer = AutoTokenizer.from_pretrained(path_or_id, trust_remote_code=trust_remote_code)
@@ -133,9 +164,10 @@ def load_sequence_classifier(path_or_id: str | os.PathLike, **kwargs: Any) -> An
         remote = {"trust_remote_code": kwargs["trust_remote_code"]} if "trust_remote_code" in kwargs else {}
         config = AutoConfig.from_pretrained(config or path_or_id, **hub, **remote)
     if not getattr(config, "nlue_extra_fc", False):
-        return AutoModelForSequenceClassification.from_pretrained(path_or_id, **kwargs)
+        with readable_weights(path_or_id):
+            return AutoModelForSequenceClassification.from_pretrained(path_or_id, **kwargs)
     return_info = kwargs.pop("output_loading_info", False)
-    with _quiet_load_report(EXTRA_FC_NAME):
+    with _quiet_load_report(EXTRA_FC_NAME), readable_weights(path_or_id):
         model, info = AutoModelForSequenceClassification.from_pretrained(path_or_id, output_loading_info=True, **kwargs)
     layout = model_layout(model)
     extra = add_extra_fc(
@@ -171,7 +203,8 @@ def load_masked_lm(name_or_path: str) -> tuple[Any, Any]:
             "GMET needs a fill-mask checkpoint (BERT [MASK], RoBERTa/XLM-R <mask>, DeBERTa, ...)"
         )
     try:
-        model = AutoModelForMaskedLM.from_pretrained(name_or_path, trust_remote_code=False)
+        with readable_weights(name_or_path):
+            model = AutoModelForMaskedLM.from_pretrained(name_or_path, trust_remote_code=False)
     except ValueError as exc:
         raise NlueError(f"{name_or_path}: is not a masked language model (fill-mask): {exc}") from exc
     except OSError as exc:

@@ -29,6 +29,7 @@ from nlue.lm.description import Capabilities, ModelDescription
 from nlue.lm.journal import Journal, JournalledCall, open_journal
 from nlue.lm.local_scoring import PairEncoder, PrefixSharingScorer, resolve_max_length
 from nlue.lm.progress import WarningTally, progress_bar
+from nlue.lm.weight_files import readable_weights
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +94,8 @@ class LocalCausalLM:
         placement = {"dtype": self.torch_dtype, **({"device_map": device_map} if device_map else {})}
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model_id, **common)
-            self.model = AutoModelForCausalLM.from_pretrained(self.model_id, **common, **placement)
+            with readable_weights(self.model_id):
+                self.model = AutoModelForCausalLM.from_pretrained(self.model_id, **common, **placement)
         except (OSError, ValueError) as exc:
             raise NlueError(
                 f"cannot load a causal LM from {self.model_id!r}: {exc}. Give a local folder holding config.json, "

@@ -23,6 +23,7 @@ from nlue.lm.cost import UsageMeter
 from nlue.lm.description import Capabilities, ModelDescription
 from nlue.lm.journal import Journal, JournalledCall
 from nlue.lm.progress import progress_bar
+from nlue.lm.weight_files import readable_weights
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +52,9 @@ class Seq2SeqLM:
         dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model_id)
-            self.model = AutoModelForSeq2SeqLM.from_pretrained(self.model_id, dtype=dtype).to(self.device).eval()
+            with readable_weights(self.model_id):
+                model = AutoModelForSeq2SeqLM.from_pretrained(self.model_id, dtype=dtype)
+            self.model = model.to(self.device).eval()
         except (OSError, ValueError) as exc:
             raise NlueError(f"{self.model_id}: not a sequence-to-sequence checkpoint ({exc})") from exc
         if src_lang is not None:

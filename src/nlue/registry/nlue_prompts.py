@@ -75,6 +75,23 @@ NLUE_PROMPTS: MappingProxyType[str, MappingProxyType[str, PromptSpec]] = Mapping
             PromptSpec("Do these two sentences mean the same thing?", _PAIR[0], EN_CUE, YES_NO_EN),
             PromptSpec("के यी दुई वाक्यको अर्थ एउटै हो?", _PAIR[1], NE_CUE, YES_NO_NE),
         ),
+        # A similarity score, not a label: no label words; asked by generation only, and the model
+        # writes a number (nlue.evals.number_generation reads it; label_prompts.NUMBER_LINES asks for it).
+        "stsb": _prompts(
+            PromptSpec(
+                "How close in meaning are these two sentences? 0 means they have nothing in common, "
+                "5 means they say exactly the same thing.",
+                _PAIR[0],
+                EN_CUE,
+                (),
+            ),
+            PromptSpec(
+                "यी दुई वाक्यको अर्थ कति मिल्छ? ० भए दुवैमा केही मिल्दैन, ५ भए दुवैले ठ्याक्कै उही कुरा भन्छन्।",
+                _PAIR[1],
+                NE_CUE,
+                (),
+            ),
+        ),
         "qadsm": _prompts(
             PromptSpec(
                 "Is this advertisement relevant to the search query?",

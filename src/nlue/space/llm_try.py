@@ -5,7 +5,8 @@ one item: the gold key and keyed text removed, the prompt rendered (chat message
 the tokenizer has a chat template), greedy generation with the same stop sequence, then
 the strict parser (and the lenient one, shown apart). An NLUE classification item goes
 through ``nlue llm nlue``'s scorer: the log-likelihood of each verbalised label after the
-prompt. The page shows the rendered prompt, the raw output and the parse; the gold answer
+prompt. An STS-B item, whose answer is a similarity score, goes through ``nlue llm nlue --mode
+generate``: the model writes a number, the strict number parser reads it. The page shows the rendered prompt, the raw output and the parse; the gold answer
 is shown only after the model has answered, beside the verdict. Only models on the Space's
 list are loaded (``kind: causal-lm`` in the models file, or a causal-LM folder found by the
 scan), a few at a time.
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlue.errors import NlueError
+from nlue.evals.label_generation import DEFAULT_LABEL_TOKENS, label_request
 from nlue.evals.mcq.parse import parse_item_output
 from nlue.evals.mcq.prompts import show_prompt
 from nlue.evals.mcq.run import (
@@ -33,9 +35,11 @@ from nlue.evals.mcq.run import (
     without_gold,
 )
 from nlue.evals.nlue_llm import demonstrations, render_prompt, score_labels
+from nlue.evals.number_generation import parse_number, with_number_line
 from nlue.registry.kinds.multiple_choice import MultipleChoiceKind, key_letter
 from nlue.registry.tasks import TASKS, TaskSpec, get_task
 from nlue.space.models import ModelCatalog
+from nlue.text.safe import markdown_text
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +94,8 @@ class LlmTry:
         model = self.model(model_name)
         if isinstance(task.kind, MultipleChoiceKind):
             return _ask_exam(model, task, item, prompt_language)
+        if not task.kind.has_classes:
+            return _ask_score(model, task, item, prompt_language)
         return _ask_classification(model, task, item, prompt_language)
 
 
@@ -122,18 +128,34 @@ def _ask_classification(model: Any, task: TaskSpec, item: Mapping[str, Any], lan
                      "correct" if chosen == gold else "wrong")  # fmt: skip
 
 
+def _ask_score(model: Any, task: TaskSpec, item: Mapping[str, Any], language: str) -> LlmAnswer:
+    """A similarity item (STS-B) by generation: the model writes a number, the strict parser reads it."""
+    visible = {name: value for name, value in item.items() if name != task.label_field}
+    prompt = with_number_line(render_prompt(task, visible, language), task.score_range, language)
+    (generation,) = model.generate([label_request(prompt, uses_chat(model), DEFAULT_LABEL_TOKENS)])
+    error = (generation.error or "request failed") if generation.finish_reason == "error" else None
+    strict = parse_number(generation.text, task.score_range, error=error)
+    lenient = parse_number(generation.text, task.score_range, lenient=True, error=error)
+    gold = float(item[str(task.label_field)])
+    parse = {"strict": strict.to_dict(), "lenient (shown apart, never scored)": lenient.to_dict(), "gold score": gold}
+    off = "" if strict.value is None else f" {strict.value:g}, gold {gold:g}, off by {abs(strict.value - gold):.2f}"
+    return LlmAnswer(prompt, generation.text, parse, f"scored{off}" if strict.valid else "invalid")
+
+
 # ------------------------------------------------------------------ the page section
 LLM_INTRO = (
     "Put one test item of an exam or of an NLUE classification task to a language model on this Space's "
     "list. Exam items are answered by greedy generation in the exams' two-line format and read by the "
     "strict parser (the lenient reading is shown apart and never scored), as `nlue llm mcq` does; NLUE items "
-    "are scored by the log-likelihood of each label word, as `nlue llm nlue` does. The gold answer appears "
-    "only beside the verdict, after the model has answered."
+    "are scored by the log-likelihood of each label word, as `nlue llm nlue` does, except STS-B, where the "
+    "model writes a similarity score that a strict number parser reads (`nlue llm nlue --mode generate`). "
+    "The gold answer appears only beside the verdict, after the model has answered."
 )
 NO_LLM_TASKS = "This Space's dataset has none of the tasks a language model can be asked here."
 NO_LLM = (
-    "No language model is configured. List one in the models file with `kind: causal-lm` "
-    "(a folder or a Hub id), or put a causal-LM checkpoint in the scanned models folder."
+    "No causal language model is on this Space's list, read from {source}. Put a causal-LM checkpoint "
+    "(a folder with its `config.json`, weights and tokenizer) in the models folder it scans, or list one in a "
+    "models file with `kind: causal-lm` (a folder or a Hub id), and start the Space again."
 )
 
 
@@ -145,7 +167,9 @@ def build_llm_section(service: Any, settings: Any, on: Any) -> None:
     asker = LlmTry(service.catalog)
     # Only what the Space's data has: a dataset given with --dataset may hold a few configs, and no exams.
     tasks = [name for name in llm_tasks() if name in service.data.configs()]
-    intro = (LLM_INTRO if names else NO_LLM) + ("" if tasks else "\n\n" + NO_LLM_TASKS)
+    intro = (LLM_INTRO if names else NO_LLM.format(source=markdown_text(settings.models))) + (
+        "" if tasks else "\n\n" + NO_LLM_TASKS
+    )
     with gr.Accordion("🤖 Ask a language model (an exam or NLUE item)", open=False, elem_id="llm-section"):
         gr.Markdown(intro)
         with gr.Row():

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nlue.errors import NlueError
-from nlue.lm.checkpoints import ADAPTER_CONFIG, is_adapter_folder
+from nlue.lm.adapters import adapter_task
+from nlue.lm.checkpoints import ADAPTER_CONFIG, is_adapter_folder, is_causal_lm_config, is_checkpoint
 from nlue.registry.kinds.base import named_labels
 from nlue.registry.kinds.regression import HF_PROBLEM_TYPE
 from nlue.registry.tasks import TASKS, TRAINABLE_TASKS, TaskSpec, get_task
@@ -160,25 +161,36 @@ def describe_checkpoint(folder: Path) -> tuple[Kind, tuple[str, ...]] | None:
         adapter = _read_json(folder / ADAPTER_CONFIG)
         if adapter.get("task_type") != "SEQ_CLS":
             return None
-        results = folder / "nlue_results.json"
-        task = _read_json(results).get("task") if results.is_file() else None
-        tasks = (task,) if task in CLASSIFIER_TASKS else _task_hint(folder)
-        return ("classifier", tasks) if tasks else None
+        task = adapter_task(folder)  # the one rule the loader also builds the head by
+        return ("classifier", (task.name,)) if task is not None else None
     if not (folder / "config.json").is_file():
         return None
     config = _read_json(folder / "config.json")
     architectures = [str(a) for a in config.get("architectures") or []]
     if any(a.endswith("ForMaskedLM") for a in architectures):
         return "masked-lm", ()
-    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures):  # GPT-2 is GPT2LMHeadModel
-        return "causal-lm", ()
     if any(a.endswith("ForSequenceClassification") for a in architectures):
         tasks = tasks_for_labels(config)
         hint = _task_hint(folder)
         if hint and set(hint) <= set(tasks):
             tasks = hint  # qnli and rte share labels: the folder says which one it was trained for
         return ("classifier", tasks) if tasks else None
+    if is_causal_lm_config(config):  # GPT2LMHeadModel, LlamaForCausalLM, Gemma3ForConditionalGeneration, ...
+        return "causal-lm", ()
     return None
+
+
+def _what_it_is(folder: Path) -> str:
+    if is_adapter_folder(folder):
+        adapter = _read_json(folder / ADAPTER_CONFIG)
+        if adapter.get("task_type") != "SEQ_CLS":
+            return f"a {adapter.get('task_type')} adapter, not a classifier's"
+        return "a classifier adapter for no task it names: no nlue_results.json, no task as its folder's name"
+    config = _read_json(folder / "config.json")
+    shown = ", ".join(map(str, config.get("architectures") or ())) or f"model type {config.get('model_type')}"
+    if any(str(a).endswith("ForSequenceClassification") for a in config.get("architectures") or ()):
+        return f"{shown} whose labels fit no task"
+    return f"{shown}: not a classifier, masked LM or causal LM"
 
 
 def scan_folder(root: Path, label_root: Path | None = None) -> list[ModelEntry]:
@@ -195,6 +207,8 @@ def scan_folder(root: Path, label_root: Path | None = None) -> list[ModelEntry]:
 
     def visit(folder: Path, depth: int) -> None:
         found = describe_checkpoint(folder)
+        if found is None and is_checkpoint(folder):  # say why a model folder is not offered, never drop it silently
+            logger.info("%s: a checkpoint this Space cannot serve (%s); not offered", folder, _what_it_is(folder))
         if found is not None:
             kind, tasks = found
             relative = folder.relative_to(root).as_posix()
@@ -250,9 +264,7 @@ def _entry_from_config(item: Any, index: int, base: Path, origin: Path) -> Model
     if folder.is_dir():
         found = describe_checkpoint(folder)
         if found is None:
-            logger.warning(
-                "%s: %s is not a classifier or masked-LM checkpoint the Space can serve; skipped", where, raw
-            )
+            logger.warning("%s: %s is %s; skipped", where, raw, _what_it_is(folder))
             return None
         kind, tasks = found
         if declared_kind and declared_kind != kind:
@@ -316,9 +328,10 @@ def load_catalog(source: Path) -> ModelCatalog:
     entries = read_models_file(source) if source.suffix in MODELS_FILE_SUFFIXES else scan_folder(source)
     catalog = ModelCatalog(entries)
     logger.info(
-        "Space models from %s: %d classifier(s), %d masked LM(s)",
+        "Space models from %s: %d classifier(s), %d masked LM(s), %d causal LM(s)",
         source,
         sum(e.kind == "classifier" for e in catalog),
         len(catalog.masked_lms()),
+        len(catalog.causal_lms()),
     )
     return catalog

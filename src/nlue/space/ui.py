@@ -41,6 +41,9 @@ QUEUE_STATUS_SECONDS = 1.0
 # 10,000 requests of a soak) from ever larger frames. The last 1,000 events, summarised once per 1,000, suffice.
 GRADIO_ANALYTICS = {"GRADIO_ANALYTICS_MAX_EVENTS": "1000", "GRADIO_ANALYTICS_CACHE_FREQUENCY": "1000"}
 SESSIONS_KEPT = 2000
+# The Label and its details, emptied in the browser. An empty mapping, not null: Gradio 6 drops the whole
+# update of a js-only event whose values include a null for a Label (checked in Chromium).
+CLEAR_PREDICTION_JS = "() => [{}, '']"
 BOARD_HEIGHT_PX = 900  # the exams' and neDIOM's tables: the paper's rows and a few runs without inner scrolling
 
 CSS = """
@@ -130,6 +133,10 @@ def _try_tab(service: SpaceService, settings: SpaceSettings) -> None:
 
     _on(task.change, on_task, task, [*boxes, model, summary, output, details], show_progress="hidden")
     _on(example.click, service.example_inputs, task, boxes, concurrency_limit=settings.data_concurrency)
+    # A prediction belongs to the text and model it was made for: new text (typed, or filled from an example)
+    # or another model clears it, in the browser (no request to the server), so no old answer stands beside it.
+    for changed in (*boxes, model):
+        changed.change(None, None, [output, details], js=CLEAR_PREDICTION_JS, queue=False, api_visibility="private")
     _on(
         predict.click,
         service.predict_async,  # a coroutine: no worker thread while a visitor's batch runs

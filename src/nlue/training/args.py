@@ -14,6 +14,8 @@ from typing import Any
 
 from transformers import TrainingArguments
 
+from nlue.errors import NlueError
+
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 
@@ -171,8 +173,39 @@ def parse(dataclass_types: tuple[type, ...], argv: Sequence[str], prog: str) -> 
     logging_group.add_argument(
         "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="warnings and errors only"
     )
-    if len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml")):
-        if argv[0].endswith(".json"):
-            return parser.parse_json_file(argv[0])
-        return parser.parse_yaml_file(argv[0])
-    return parser.parse_args_into_dataclasses(args=list(argv))
+    from_file = len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml"))
+    # The dataclasses' own checks (TrainingArguments.__post_init__) raise ValueError; a file may also miss
+    # a required option or have a wrong key (TypeError from the dataclass) or be no YAML at all.
+    refused: tuple[type[BaseException], ...] = (ValueError,)
+    if from_file:
+        import yaml
+
+        refused = (ValueError, TypeError, yaml.YAMLError)
+    try:
+        if from_file:
+            if argv[0].endswith(".json"):
+                return parser.parse_json_file(argv[0])
+            return parser.parse_yaml_file(argv[0])
+        return parser.parse_args_into_dataclasses(args=list(argv))
+    except refused as exc:
+        where = f" in {argv[0]}" if from_file else ""
+        raise NlueError(f"{_options_problem(exc, where)}{_hint(str(exc))}") from exc
+
+
+# Our defaults keep the best checkpoint at the end (the paper's early stopping), so transformers asks
+# every save to fall on an evaluation: a user who changes one strategy meets this first.
+_STRATEGY_HINT = (
+    " (nlue trains with --load_best_model_at_end true by default: give --eval_strategy and --save_strategy "
+    "the same value, with --save_steps a multiple of --eval_steps for steps, or --load_best_model_at_end false)"
+)
+
+
+def _options_problem(exc: BaseException, where: str) -> str:
+    """transformers' reason for refusing the options, on one line, as its message gives it."""
+    from nlue.text.safe import terminal_safe
+
+    return f"the training options{where} are refused by transformers: {terminal_safe(' '.join(str(exc).split()))}"
+
+
+def _hint(message: str) -> str:
+    return _STRATEGY_HINT if "load_best_model_at_end" in message else ""

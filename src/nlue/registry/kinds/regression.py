@@ -2,7 +2,9 @@
 
 Input formation is the classification kind's (a text pair); the model has one output;
 scored by Pearson, Spearman and R², with the mean of the two correlations as primary
-(an nlue convention the paper never computed).
+(an nlue convention the paper never computed). A language model is asked by generation only:
+the prompt is the classification kind's, with no label words, and the model writes the score
+(:mod:`nlue.evals.number_generation`); log-likelihood over a few label words does not apply.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import datasets
 import numpy as np
 
 from nlue.errors import NlueError
-from nlue.registry.kinds.base import FINE_TUNED_CLASSIFIER
+from nlue.registry.kinds.base import FINE_TUNED_CLASSIFIER, GENERATION
 from nlue.registry.kinds.classification import ClassificationKind, _no_categories
 from nlue.scoring.regression import regression_problem
 
@@ -79,9 +81,6 @@ class RegressionKind(ClassificationKind):
     def training_labels(self, task: TaskSpec, labels: Sequence[Any]) -> list[Any]:
         return [float(x) for x in labels]
 
-    def llm_template(self, task: TaskSpec, language: str) -> tuple[str, tuple[str, ...]]:
-        raise NlueError(f"task {task.name!r} scores a real number; it is not put to a language model by label")
-
     def scoring_problem(
         self, task: TaskSpec, predictions: Any, references: Any, categories: Sequence[str] | None
     ) -> tuple[ScoringProblem, tuple[str, ...]]:
@@ -117,5 +116,5 @@ REGRESSION = RegressionKind(
     metrics=("pearson", "spearman", "r2"),
     primary_metric="pearson_spearman_mean",
     hub_task_category="text-classification",
-    evaluators=(FINE_TUNED_CLASSIFIER,),
+    evaluators=(FINE_TUNED_CLASSIFIER, GENERATION),
 )
