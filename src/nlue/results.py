@@ -1,13 +1,16 @@
 """The results file format shared by the trainers, the GMET evaluator, baselines and the leaderboard.
 
 One JSON file per (model, task) run, under ``<results_dir>/<model slug>/<task>.json``.
-Written atomically (temporary file, then rename) so that a reader never sees half a file.
+Written atomically (temporary file, then rename) so that a reader never sees half a file, and as
+strict JSON (:mod:`nlue.strict_json`): a metric that cannot be computed is ``null``, with the reason
+in ``details.null_metrics``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import platform
 import re
@@ -21,6 +24,8 @@ from typing import Any
 
 from nlue.registry.tasks import get_task
 from nlue.scoring.overall import primary_score
+from nlue.scoring.undefined import null_metrics
+from nlue.strict_json import dumps
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +58,9 @@ class RunResult:
     task: str
     model: str  # Hub id or path of the scored model
     kind: str  # "fine-tune", "zero-shot", "baseline", "diagnostic" (never in the NLUE score)
-    metrics: dict[str, float]  # test metrics, plain floats on a 0-1 scale, with *_ci_low/_ci_high when bootstrapped
+    # test metrics, plain floats on a 0-1 scale, with *_ci_low/_ci_high when bootstrapped; None (null) for a
+    # metric that cannot be computed, its reason in details["null_metrics"]
+    metrics: dict[str, float | None]
     primary_metric: str = ""
     primary_score: float | None = None
     # GMET: "automatic" (exact match with listed answers) or "human" (native speakers, as the paper); not comparable
@@ -80,6 +87,10 @@ class RunResult:
         spec = get_task(self.task)
         self.primary_metric = self.primary_metric or spec.primary_metric
         self.primary_note = self.primary_note or spec.primary_note
+        self.metrics, reasons = null_metrics(self.metrics, (self.details or {}).get("null_metrics"))
+        self.details = {k: v for k, v in (self.details or {}).items() if k != "null_metrics"}
+        if reasons:  # why each null metric is null; only those of this result's metrics
+            self.details["null_metrics"] = reasons
         if self.primary_score is None:
             self.primary_score = primary_from_metrics(self.task, self.metrics)
 
@@ -97,21 +108,23 @@ class RunResult:
         return self.file_name.removesuffix(".json") + ".predictions.jsonl"
 
 
-def primary_from_metrics(task: str, metrics: Mapping[str, float]) -> float | None:
-    """The task's primary score from a metrics dict, or None when the metrics lack it."""
+def primary_from_metrics(task: str, metrics: Mapping[str, float | None]) -> float | None:
+    """The task's primary score from a metrics dict, or None when the metrics lack it or it is null."""
     try:
-        return primary_score(task, metrics)
-    except ValueError:
+        value = primary_score(task, metrics)
+    except (ValueError, TypeError):  # missing (NlueError), or null (float(None))
         return None
+    return value if math.isfinite(value) else None
 
 
 def write_json_atomic(path: Path, data: Any) -> Path:
+    """``data`` as strict JSON (no NaN or Infinity: :mod:`nlue.strict_json`), written whole or not at all."""
+    text = dumps(data, where=str(path), indent=2) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False, indent=2)
-            handle.write("\n")
+            handle.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

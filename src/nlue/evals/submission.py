@@ -78,9 +78,13 @@ def _check_file(path: Path, release: str, expected: dict[str, str], problems: li
         return None
     if data["kind"] not in KINDS:
         problems.append(f"{path}: kind {data['kind']!r} cannot be submitted (expected one of {', '.join(KINDS)})")
-    bad = [k for k, v in data["metrics"].items() if not isinstance(v, int | float) or not math.isfinite(v)]
+    # null: a metric that could not be computed, fine when the file says why (details.null_metrics)
+    reasons = (data.get("details") or {}).get("null_metrics") or {} if isinstance(data.get("details"), dict) else {}
+    bad = [k for k, v in data["metrics"].items()
+           if (v is None and k not in reasons) or (v is not None and (isinstance(v, bool) or not isinstance(
+               v, int | float) or not math.isfinite(v)))]  # fmt: skip
     if bad:
-        problems.append(f"{path}: metrics {', '.join(bad)} are not finite numbers")
+        problems.append(f"{path}: metrics {', '.join(bad)} are not finite numbers (nor null with a reason)")
     dataset = data["dataset"] if isinstance(data["dataset"], dict) else {}
     if dataset.get("is_sample"):
         problems.append(f"{path}: scored on the embedded SAMPLE data, which says nothing about a model")

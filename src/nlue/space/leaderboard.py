@@ -157,6 +157,8 @@ def _parse_run(path: Path, data: Mapping[str, Any]) -> _Run:
         raise NlueError("its `metrics` is not a mapping of metric names to numbers")
     numbers: dict[str, float] = {}
     for name, value in metrics.items():
+        if value is None:
+            continue  # null: the metric could not be computed (the file's details.null_metrics says why)
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise NlueError(f"metric {name!r} is {value!r}, not a number")
         numbers[str(name)] = float(value)
