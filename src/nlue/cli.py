@@ -20,7 +20,7 @@ from nlue.cli_support import (
     run_command,
 )
 from nlue.errors import NlueError
-from nlue.results import RESULTS_DIR_HELP, default_results_dir
+from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
 
 logger = logging.getLogger("nlue")
 
@@ -156,6 +156,7 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
         help="resamples for 95%% intervals (0: none; --bootstrap is the short name, as in nlue gmet)",
     )
     p.add_argument("--seed", type=int, default=42, help="bootstrap seed")
+    p.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     add_logging_options(p, quiet_help="no progress bars; warnings and errors only")
     p.set_defaults(func=_cmd_evaluate)
 
@@ -319,7 +320,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     tasks = [t.strip() for t in args.task.split(",") if t.strip()]
     summary = run_evaluation(
         args.model, tasks, args.dataset, args.split, args.results_dir or default_results_dir(), args.batch_size,
-        args.bootstrap_resamples, args.seed, args.name, show_progress=not args.quiet,
+        args.bootstrap_resamples, args.seed, args.name, show_progress=not args.quiet, overwrite=args.overwrite,
     )  # fmt: skip
     from nlue.data.access import is_sample
     from nlue.data.sample import SAMPLE_DATA_NOTE
