@@ -156,10 +156,10 @@ def test_a_nepali_only_vocabulary_model_writes_labels_and_is_scored(sample_build
     assert main(["llm", "nlue", *common, "--tasks", "sa", "--dataset", str(sample_build.repo_dir)]) == 0
     assert main(["idioms", "eval", *common, "--setting", "zero-shot", "--context", "S2", "--idiom", "with",
                  "--dataset", str(nediom_build.repo_dir)]) == 0  # fmt: skip
-    saved = json.loads((results / "devanagari-lm__ne-0shot-generate" / "sa.json").read_text(encoding="utf-8"))
+    saved = json.loads((results / "devanagari-lm__ne-0shot-generate-limit4" / "sa.json").read_text(encoding="utf-8"))
     assert saved["hyperparameters"]["chat"] is False and saved["hyperparameters"]["stop"] == ["\n"]
     assert saved["dataset"]["items"] == 4 and 0.0 <= saved["metrics"]["invalid_rate"] <= 1.0
-    assert any(results.glob("devanagari-lm__zero-shot-ne-generate__v1-*/nediom.json"))
+    assert any(results.glob("devanagari-lm__zero-shot-ne-generate-limit4__v1-*/nediom.json"))
 
 
 def test_a_generation_run_resumes_from_its_journal(sample_build, tmp_path, monkeypatch) -> None:
@@ -172,7 +172,9 @@ def test_a_generation_run_resumes_from_its_journal(sample_build, tmp_path, monke
             "--dataset", str(sample_build.repo_dir), "--results-dir", str(tmp_path / "results"), "--bootstrap",
             "0", "--max-new-tokens", "4", "-q"]  # fmt: skip
     assert main(argv) == 0
-    first = (tmp_path / "results" / "tiny-llama__en-0shot-generate" / "sa" / "raw_outputs.jsonl").read_text()
+    first = (tmp_path / "results" / "tiny-llama__en-0shot-generate-limit3" / "sa" / "raw_outputs.jsonl").read_text()
     monkeypatch.setattr(LocalCausalLM, "_generate_batch", lambda *a, **k: pytest.fail("asked again"))
     assert main(argv) == 0  # every answer from the journal: nothing is generated twice
-    assert (tmp_path / "results" / "tiny-llama__en-0shot-generate" / "sa" / "raw_outputs.jsonl").read_text() == first
+    assert (
+        tmp_path / "results" / "tiny-llama__en-0shot-generate-limit3" / "sa" / "raw_outputs.jsonl"
+    ).read_text() == first

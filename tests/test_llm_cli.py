@@ -54,7 +54,7 @@ def test_mcq_runs_a_tiny_local_model_in_both_languages_and_resumes(
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "accuracy over all items (invalid = wrong; the primary)" in printed and "native - English prompt" in printed
-    for name in ("tiny-llama__en-1shot", "tiny-llama__ne-1shot"):
+    for name in ("tiny-llama__en-1shot-limit6", "tiny-llama__ne-1shot-limit6"):
         saved = json.loads((results / name / "mcq_ne.json").read_text(encoding="utf-8"))
         assert saved["kind"] == "few-shot" and saved["hyperparameters"]["chat"] is True
         assert saved["hyperparameters"]["max_new_tokens"] == 8 and saved["model"].startswith("hf:")
@@ -67,13 +67,13 @@ def test_mcq_runs_a_tiny_local_model_in_both_languages_and_resumes(
         assert all(isinstance(r["output"], str) and r["gold_key"] in "ABCD" for r in rows)
         assert (folder / "accuracy_by_domain.png").read_bytes()[:4] == b"\x89PNG"
         assert {"tables.md", "by_domain.csv", "by_subdomain.csv", "by_level.csv"} <= {p.name for p in folder.iterdir()}
-    gap = json.loads((results / "tiny-llama__ne-1shot" / "mcq_ne.json").read_text(encoding="utf-8"))
+    gap = json.loads((results / "tiny-llama__ne-1shot-limit6" / "mcq_ne.json").read_text(encoding="utf-8"))
     assert gap["details"]["prompt_language_gap"]["n_paired"] == 6
-    assert (results / "tiny-llama__ne-1shot" / "mcq_ne" / "prompt_gap.md").is_file()
+    assert (results / "tiny-llama__ne-1shot-limit6" / "mcq_ne" / "prompt_gap.md").is_file()
     journal = results / "journals" / "tiny-llama.jsonl"
     assert len(journal.read_text(encoding="utf-8").splitlines()) == 12  # 6 items x 2 prompt languages
 
-    first = _lines(results / "tiny-llama__en-1shot" / "mcq_ne" / "raw_outputs.jsonl")
+    first = _lines(results / "tiny-llama__en-1shot-limit6" / "mcq_ne" / "raw_outputs.jsonl")
     import nlue.lm.local as local
 
     calls: list[int] = []
@@ -89,7 +89,7 @@ def test_mcq_runs_a_tiny_local_model_in_both_languages_and_resumes(
     finally:
         local.LocalCausalLM._generate_batch = original
     assert calls == []  # every answer came from the journal
-    again = _lines(results / "tiny-llama__en-1shot" / "mcq_ne" / "raw_outputs.jsonl")
+    again = _lines(results / "tiny-llama__en-1shot-limit6" / "mcq_ne" / "raw_outputs.jsonl")
     assert [r["output"] for r in again] == [r["output"] for r in first]
     assert len(journal.read_text(encoding="utf-8").splitlines()) == 12
 
@@ -109,7 +109,7 @@ def test_mcq_against_an_openai_compatible_server(
                  "--limit", "5", "--bootstrap", "50", "--results-dir", str(results), "--no-chart", "-q"])  # fmt: skip
     out, err = capsys.readouterr()
     assert code == 0, err
-    folder = results / "served-tiny__ur-0shot" / "mcq_ur"
+    folder = results / "served-tiny__ur-0shot-limit5" / "mcq_ur"
     rows = _lines(folder / "raw_outputs.jsonl")
     assert [r["category"] for r in rows] == ["no_key_line", "no_key_line", "api_error", "no_key_line", "no_key_line"]
     assert "HTTP 400" in rows[2]["error"]
@@ -117,7 +117,7 @@ def test_mcq_against_an_openai_compatible_server(
     assert {body["model"] for body in asked} == {"served-tiny"}
     assert all(body["messages"][0]["role"] == "system" and body["temperature"] == 0 for body in asked)
     assert all(record.authorization == f"Bearer {secret}" for record in server.state.records)
-    saved = (results / "served-tiny__ur-0shot" / "mcq_ur.json").read_text(encoding="utf-8")
+    saved = (results / "served-tiny__ur-0shot-limit5" / "mcq_ur.json").read_text(encoding="utf-8")
     assert json.loads(saved)["hyperparameters"]["backend"] == "openai-compatible"
     journal = (results / "journals" / "served-tiny.jsonl").read_text(encoding="utf-8")
     assert len(journal.splitlines()) == 4  # the failed request is not kept: a re-run asks it again
@@ -173,7 +173,7 @@ def test_nlue_tasks_by_log_likelihood_from_the_command_line(
     out = capsys.readouterr().out
     assert out.startswith("NLUE tasks by log-likelihood (SAMPLE DATA")  # a local model: loglik, the default
     assert "\nsa: macro-F1 " in out and "\nrte: macro-F1 " in out and "acc_norm by characters" in out
-    saved = json.loads((results / "tiny-gpt2__ne-1shot" / "sa.json").read_text(encoding="utf-8"))
+    saved = json.loads((results / "tiny-gpt2__ne-1shot-limit8" / "sa.json").read_text(encoding="utf-8"))
     assert saved["kind"] == "few-shot" and saved["dataset"]["items"] == 8
     assert main([*argv[:4], "--tasks", "gmet"]) == 2  # GMET has no label words for a causal LM
     assert "'gmet' is not a task this command takes" in capsys.readouterr().err

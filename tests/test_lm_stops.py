@@ -396,8 +396,8 @@ def test_nlue_llm_mcq_runs_a_model_with_no_latin_letter(
             "--task", "mcq_ne", "--prompt-language", "native", "--limit", "4", "--max-new-tokens", "8",
             "--bootstrap-resamples", "20", "--results-dir", str(results), "--device", "cpu", "--no-chart", "-q"]  # fmt: skip
     assert main(argv) == 0
-    saved = json.loads((results / "devanagari__ne-0shot" / "mcq_ne.json").read_text(encoding="utf-8"))
+    saved = json.loads((results / "devanagari__ne-0shot-limit4" / "mcq_ne.json").read_text(encoding="utf-8"))
     assert saved["hyperparameters"]["max_new_tokens"] == 8 and "accuracy_all_items" in saved["metrics"]
-    raw = (results / "devanagari__ne-0shot" / "mcq_ne" / "raw_outputs.jsonl").read_text(encoding="utf-8")
+    raw = (results / "devanagari__ne-0shot-limit4" / "mcq_ne" / "raw_outputs.jsonl").read_text(encoding="utf-8")
     rows = [json.loads(line) for line in raw.splitlines()]
     assert len(rows) == 4 and all(r["verdict"] in ("correct", "wrong", "invalid") for r in rows)

@@ -212,7 +212,7 @@ def test_the_english_native_gap_is_paired_item_by_item(exam: str, tmp_path: Path
     second = run_mcq(ScriptedLM(items, _answers_right_on(native)), exam, task, "native", 0, tmp_path, "m", limit=20,
                      bootstrap_resamples=2000)  # fmt: skip
     gap = second.gap
-    assert gap["n_paired"] == 20 and gap["runs"] == {"en": "m__en-0shot", "ne": "m__ne-0shot"}
+    assert gap["n_paired"] == 20 and gap["runs"] == {"en": "m__en-0shot-limit20", "ne": "m__ne-0shot-limit20"}
     assert gap["difference"] == pytest.approx(15 / 20 - 10 / 20)
     assert gap["mcnemar"] == {"native_only_correct": 10, "english_only_correct": 5,
                               "p_value": pytest.approx(stats.binomtest(5, 15, 0.5).pvalue)}  # fmt: skip

@@ -144,7 +144,7 @@ def test_stsb_runs_from_the_command_line_in_generate_mode_and_is_named_in_loglik
     common = ["llm", "nlue", "--model", str(tiny_lms["gpt2"]), "--dataset", str(sample_build.repo_dir), "--limit",
               "3", "--bootstrap", "0", "--max-new-tokens", "3", "--results-dir", str(results)]  # fmt: skip
     assert main([*common, "--mode", "generate", "--tasks", "stsb", "sa"]) == 0
-    saved = json.loads((results / "gpt2__en-0shot-generate" / "stsb.json").read_text(encoding="utf-8"))
+    saved = json.loads((results / "gpt2__en-0shot-generate-limit3" / "stsb.json").read_text(encoding="utf-8"))
     assert saved["hyperparameters"]["evaluation"] == "generation of one number, strict parsing"
     assert "stsb: Pearson/Spearman mean" in capsys.readouterr().out
     assert "stsb" in [t.name for t in nlue_tasks(None, "ne", "generate")]
@@ -156,6 +156,6 @@ def test_stsb_runs_from_the_command_line_in_generate_mode_and_is_named_in_loglik
         "stsb is not scored in loglik mode: its answer is a similarity score from 0 to 5, not one of a few label "
         "words to score; --mode generate scores it (the model writes the number, a strict parser reads it)"
     ]
-    assert not (results / "gpt2__en-0shot" / "stsb.json").exists()
+    assert not (results / "gpt2__en-0shot-limit3" / "stsb.json").exists()
     assert main([*common, "--tasks", "stsb", "--mode", "loglik"]) == 2
     assert "stsb: not scored by log-likelihood; use --mode generate" in capsys.readouterr().err

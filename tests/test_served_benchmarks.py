@@ -50,18 +50,20 @@ def test_all_three_benchmarks_by_generation_against_transformers_serve(
     assert "SAMPLE DATA" in capsys.readouterr().out
     results = tmp_path / "build" / "results"
     for task in ("sa", "rte"):
-        saved = _read(results / "served__en-0shot-generate" / f"{task}.json")
+        saved = _read(results / "served__en-0shot-generate-limit6" / f"{task}.json")
         assert saved["hyperparameters"]["mode"] == "generate" and saved["hyperparameters"]["chat"] is True
-        assert (results / "served__en-0shot-generate" / task / "raw_outputs.jsonl").is_file()
+        assert (results / "served__en-0shot-generate-limit6" / task / "raw_outputs.jsonl").is_file()
         assert saved["hyperparameters"]["model"]["capabilities"]["prompt_logprobs"] is False  # what the probe found
-    exam = _read(results / "served__en-0shot" / "mcq_ne.json")
+    exam = _read(results / "served__en-0shot-limit4" / "mcq_ne.json")
     assert exam["hyperparameters"]["mode"] == "generate" and exam["hyperparameters"]["max_new_tokens"] == 256
-    (idiom,) = results.glob("served__zero-shot-en-generate__*/nediom.json")
+    (idiom,) = results.glob("served__zero-shot-en-generate-limit6__*/nediom.json")
     assert _read(idiom)["hyperparameters"]["mode"] == "generate"
     # The Space finds every run where it looks by default, each marked with its mode.
-    (row,) = [r for r in result_rows(results).rows if r.model == "served__en-0shot-generate"]
+    (row,) = [r for r in result_rows(results).rows if r.model == "served__en-0shot-generate-limit6"]
     assert row.kind == "zero-shot · generation" and set(row.task_scores) == {"sa", "rte"}
-    assert any(r["model"] == "served__en-0shot" and r["mode"] == "generate" for r in load_exam_board(results).rows)
+    assert any(
+        r["model"] == "served__en-0shot-limit4" and r["mode"] == "generate" for r in load_exam_board(results).rows
+    )
     assert any(r["setting"] == "zero-shot · generation" for r in load_nediom_board(results).rows)
 
 
@@ -111,7 +113,7 @@ def test_a_masked_lm_scores_by_pseudo_log_likelihood_and_is_refused_generation(s
     assert "(masked-lm) cannot run the NLUE tasks in --mode generate: it does not generate text" in err
     assert "it can run --mode loglik" in err
     assert main(common) == 0  # auto: log-likelihood, which a masked LM gives as a pseudo-log-likelihood
-    saved = _read(tmp_path / "results" / "tiny-bert__en-0shot" / "sa.json")
+    saved = _read(tmp_path / "results" / "tiny-bert__en-0shot-limit4" / "sa.json")
     model = saved["hyperparameters"]["model"]
     assert model["backend"] == "masked-lm" and model["capabilities"]["exact_loglikelihood"] is False
 

@@ -21,7 +21,7 @@ from nlue.cli_support import (
     run_command,
 )
 from nlue.errors import NlueError
-from nlue.results import RESULTS_DIR_HELP, default_results_dir
+from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
 
 logger = logging.getLogger("nlue")
 
@@ -152,15 +152,10 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
         "--name", "--results-name", dest="name", help="name of the model in the results folder (default: from --model)"
     )
     p.add_argument("--batch-size", type=int, default=64, help="inference batch size")
-    p.add_argument(
-        "--bootstrap-resamples",
-        "--bootstrap",
-        dest="bootstrap_resamples",
-        type=int,
-        default=1000,
-        help="resamples for 95%% intervals (0: none; --bootstrap is the short name, as in nlue gmet)",
-    )
+    p.add_argument("--bootstrap-resamples", "--bootstrap", dest="bootstrap_resamples", type=int, default=1000,
+                   help="resamples for 95%% intervals (0: none; --bootstrap is the short name, as in nlue gmet)")  # fmt: skip
     p.add_argument("--seed", type=int, default=42, help="bootstrap seed")
+    p.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     add_logging_options(p, quiet_help="no progress bars; warnings and errors only")
     p.set_defaults(func=_cmd_evaluate)
 
@@ -322,7 +317,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     tasks = args.task or ["all"]
     summary = run_evaluation(
         args.model, tasks, args.dataset, args.split, args.results_dir or default_results_dir(), args.batch_size,
-        args.bootstrap_resamples, args.seed, args.name, show_progress=not args.quiet,
+        args.bootstrap_resamples, args.seed, args.name, show_progress=not args.quiet, overwrite=args.overwrite,
     )  # fmt: skip
     from nlue.data.access import is_sample
     from nlue.data.sample import SAMPLE_DATA_NOTE

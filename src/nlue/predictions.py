@@ -33,6 +33,7 @@ from typing import Any
 
 from nlue.registry.tasks import TaskSpec
 from nlue.results_files import BadResultsFile, iter_json_lines
+from nlue.strict_json import dumps_lines
 
 SUFFIX = ".predictions.jsonl"
 ID_FIELDS = ("id", "idx")  # a stable id where the data has one (the exams, neDIOM), else the row index
@@ -107,7 +108,7 @@ def write_predictions(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+            handle.write(dumps_lines(rows, where=str(path)))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

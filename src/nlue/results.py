@@ -1,13 +1,18 @@
 """The results file format shared by the trainers, the GMET evaluator, baselines and the leaderboard.
 
 One JSON file per (model, task) run, under ``<results_dir>/<model slug>/<task>.json``.
-Written atomically (temporary file, then rename) so that a reader never sees half a file.
+Written atomically (temporary file, then rename) so that a reader never sees half a file, and as
+strict JSON (:mod:`nlue.strict_json`): a metric that cannot be computed is ``null``, with the reason
+in ``details.null_metrics``. A file records its run's identity (:mod:`nlue.run_identity`), and
+:func:`write_result` refuses to replace a complete result with a partial one, or a result with one
+of another identity, unless told to (``overwrite``, ``--overwrite`` on the command line).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import platform
 import re
@@ -19,9 +24,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from nlue.errors import NlueError
 from nlue.registry.tasks import get_task
 from nlue.results_files import BadResultsFile, read_json_object
+from nlue.run_identity import identity_key, replacement_refusal
 from nlue.scoring.overall import primary_score
+from nlue.scoring.undefined import null_metrics
+from nlue.strict_json import dumps
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +63,9 @@ class RunResult:
     task: str
     model: str  # Hub id or path of the scored model
     kind: str  # "fine-tune", "zero-shot", "baseline", "diagnostic" (never in the NLUE score)
-    metrics: dict[str, float]  # test metrics, plain floats on a 0-1 scale, with *_ci_low/_ci_high when bootstrapped
+    # test metrics, plain floats on a 0-1 scale, with *_ci_low/_ci_high when bootstrapped; None (null) for a
+    # metric that cannot be computed, its reason in details["null_metrics"]
+    metrics: dict[str, float | None]
     primary_metric: str = ""
     primary_score: float | None = None
     # GMET: "automatic" (exact match with listed answers) or "human" (native speakers, as the paper); not comparable
@@ -63,6 +74,10 @@ class RunResult:
     primary_note: str = ""
     base_model: str | None = None
     dataset: dict[str, Any] = field(default_factory=dict)  # id, config, split, is_sample
+    # everything that changes the numbers (nlue.run_identity): model and its fingerprint, endpoint, mode, shots,
+    # prompt language, limit, seed, dataset fingerprint, ...; identity_key is its short hash
+    identity: dict[str, Any] | None = None
+    identity_key: str | None = None
     preset: str | None = None
     lora: dict[str, Any] | None = None
     hyperparameters: dict[str, Any] = field(default_factory=dict)
@@ -81,8 +96,14 @@ class RunResult:
         spec = get_task(self.task)
         self.primary_metric = self.primary_metric or spec.primary_metric
         self.primary_note = self.primary_note or spec.primary_note
+        self.metrics, reasons = null_metrics(self.metrics, (self.details or {}).get("null_metrics"))
+        self.details = {k: v for k, v in (self.details or {}).items() if k != "null_metrics"}
+        if reasons:  # why each null metric is null; only those of this result's metrics
+            self.details["null_metrics"] = reasons
         if self.primary_score is None:
             self.primary_score = primary_from_metrics(self.task, self.metrics)
+        if self.identity is not None:
+            self.identity_key = identity_key(self.identity)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,21 +119,23 @@ class RunResult:
         return self.file_name.removesuffix(".json") + ".predictions.jsonl"
 
 
-def primary_from_metrics(task: str, metrics: Mapping[str, float]) -> float | None:
-    """The task's primary score from a metrics dict, or None when the metrics lack it."""
+def primary_from_metrics(task: str, metrics: Mapping[str, float | None]) -> float | None:
+    """The task's primary score from a metrics dict, or None when the metrics lack it or it is null."""
     try:
-        return primary_score(task, metrics)
-    except ValueError:
+        value = primary_score(task, metrics)
+    except (ValueError, TypeError):  # missing (NlueError), or null (float(None))
         return None
+    return value if math.isfinite(value) else None
 
 
 def write_json_atomic(path: Path, data: Any) -> Path:
+    """``data`` as strict JSON (no NaN or Infinity: :mod:`nlue.strict_json`), written whole or not at all."""
+    text = dumps(data, where=str(path), indent=2) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False, indent=2)
-            handle.write("\n")
+            handle.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -146,9 +169,45 @@ def result_path(result: RunResult, results_dir: Path, name: str | None = None) -
     return Path(results_dir) / (name or model_slug(result.model)) / result.file_name
 
 
-def write_result(result: RunResult, results_dir: Path, name: str | None = None) -> Path:
-    """Write ``result`` to :func:`result_path` and return the path."""
+OVERWRITE_HELP = (
+    "replace a results file that holds a complete run with a partial one, or a run of another identity "
+    "(another model revision, endpoint, dataset, seed, ...); without it such a run is refused before it starts"
+)
+
+
+class ResultExists(NlueError):
+    """A results file that a run may not replace (:func:`check_replace`); the CLI exits 2."""
+
+
+def check_replace(path: Path, identity: Mapping[str, Any] | None, *, overwrite: bool = False) -> None:
+    """Refuse (:class:`ResultExists`) to replace the results file ``path`` with a run of ``identity`` when
+    :func:`nlue.run_identity.replacement_refusal` says no, unless ``overwrite``. Commands call it before their
+    first request, so a refused run costs nothing; :func:`write_result` calls it again before it writes."""
+    path = Path(path)
+    if overwrite or identity is None or not path.is_file():
+        return
+    try:
+        existing = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        logger.warning("%s is not a readable results file (%s); it will be replaced", path, exc)
+        return
+    reason = replacement_refusal(existing, identity)
+    if reason:
+        raise ResultExists(
+            f"{path} was not replaced: {reason}. Give this run a results name of its own, or add --overwrite to "
+            "replace that file"
+        )
+
+
+def task_result_path(results_dir: Path, name: str, task: str) -> Path:
+    """``<results_dir>/<name>/<task>.json``: where a run's results file goes (before its result exists)."""
+    return Path(results_dir) / name / f"{task}.json"
+
+
+def write_result(result: RunResult, results_dir: Path, name: str | None = None, *, overwrite: bool = False) -> Path:
+    """Write ``result`` to :func:`result_path` (after :func:`check_replace`) and return the path."""
     path = result_path(result, results_dir, name)
+    check_replace(path, result.identity, overwrite=overwrite)
     write_json_atomic(path, result.to_dict())
     logger.info("wrote %s", path)
     return path

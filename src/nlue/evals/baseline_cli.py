@@ -25,7 +25,16 @@ from nlue.lm.factory import load_model
 from nlue.lm.spec import ModelSpec
 from nlue.predictions import attach, prediction_rows
 from nlue.registry.tasks import TASK_NAMES, TASKS, TaskSpec, get_task
-from nlue.results import RESULTS_DIR_HELP, RunResult, default_results_dir, write_result
+from nlue.results import (
+    OVERWRITE_HELP,
+    RESULTS_DIR_HELP,
+    RunResult,
+    check_replace,
+    default_results_dir,
+    task_result_path,
+    write_result,
+)
+from nlue.run_identity import local_model, run_identity, split_facts
 from nlue.scoring import score_task
 from nlue.text_table import text_table
 
@@ -47,9 +56,12 @@ def predictions_path(results_dir: Path, task: str, name: str = DEFAULT_NAME) -> 
 
 def run_task(
     dataset: str | None, task: TaskSpec, results_dir: Path, name: str = DEFAULT_NAME,
-    bootstrap_resamples: int = 1000, seed: int = 42,
+    bootstrap_resamples: int = 1000, seed: int = 42, overwrite: bool = False,
 ) -> RunResult:  # fmt: skip
-    """Train, predict the test split once, score with intervals; write predictions then the results file."""
+    """Train, predict the test split once, score with intervals; write predictions then the results file.
+
+    A results file of another identity (:mod:`nlue.run_identity`) is refused before training, unless ``overwrite``.
+    """
     started = time.perf_counter()
     try:
         splits = load_task(dataset, task)
@@ -59,11 +71,14 @@ def run_task(
         raise NlueError(
             f"{task.name}: dataset {dataset!r} has splits {list(splits)}; the baseline needs train and test"
         )
+    test = splits["test"]
+    identity = run_identity(task.name, local_model(MODEL_ID, "baseline"), split_facts(list(test), test.num_rows),
+                            mode="baseline", seed=seed, settings={"bootstrap_resamples": bootstrap_resamples})  # fmt: skip
+    check_replace(task_result_path(results_dir, name, task.name), identity, overwrite=overwrite)
     loaded = time.perf_counter()
     baseline = load_model(ModelSpec(MODEL_ID), BASELINE_CLASSIFIER, task=task, seed=seed)
     validation_metrics = baseline.fit(splits["train"], splits.get("validation"))
     fitted = time.perf_counter()
-    test = splits["test"]
     predictions = baseline.predict(test)
     predicted = time.perf_counter()
     references = baseline.labels(test)
@@ -78,6 +93,7 @@ def run_task(
         metrics={k: v for k, v in scores.items() if isinstance(v, float)},
         dataset={"id": dataset or "nlue sample data", "path": resolve_dataset(dataset), "config": task.name,
                  "split": "test", "is_sample": is_sample(dataset)},
+        identity=identity,
         hyperparameters=baseline.hyperparameters(), seed=seed, validation_metrics=validation_metrics,
         timings={"load_seconds": round(loaded - started, 3), "fit_seconds": round(fitted - loaded, 3),
                  "predict_seconds": round(predicted - fitted, 3), "score_seconds": round(scored - predicted, 3)},
@@ -87,7 +103,7 @@ def run_task(
         notes=NOTES,
     )  # fmt: skip
     attach(result, rows, Path(results_dir), name)
-    write_result(result, Path(results_dir), name)
+    write_result(result, Path(results_dir), name, overwrite=overwrite)
     logger.info("%s: %s %.3f (%s=%g, fit %.1f s)", task.name, result.primary_metric, result.primary_score or math.nan,
                 baseline.strength_name, baseline.strength, fitted - loaded)  # fmt: skip
     return result
@@ -95,7 +111,7 @@ def run_task(
 
 def run_baseline(
     dataset: str | None, tasks: str | Sequence[str] = "all", results_dir: Path | str | None = None,
-    name: str = DEFAULT_NAME, bootstrap_resamples: int = 1000, seed: int = 42,
+    name: str = DEFAULT_NAME, bootstrap_resamples: int = 1000, seed: int = 42, overwrite: bool = False,
 ) -> dict[str, RunResult]:  # fmt: skip
     """The TF-IDF baseline on every requested task (default: every trainable NLUE task), one results file each.
 
@@ -108,7 +124,7 @@ def run_baseline(
         if not task.kind.trainable:
             logger.warning("skipping %s: a %s task; %s", task.name, task.kind.name, task.kind.how_to_score)
             continue
-        outcomes[task.name] = run_task(dataset, task, Path(results_dir), name, bootstrap_resamples, seed)
+        outcomes[task.name] = run_task(dataset, task, Path(results_dir), name, bootstrap_resamples, seed, overwrite)
     return outcomes
 
 
@@ -128,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="resamples for 95%% intervals (0: none)",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=42, help="seed of the solver and the bootstrap")
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     cli_support.add_logging_options(parser)
     return parser
 
@@ -148,7 +165,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.bootstrap_resamples < 0:
         raise NlueError(f"--bootstrap-resamples must be 0 or more, got {args.bootstrap_resamples}")
     # --tasks names trainable tasks only (checked while parsing), so every one is scored
-    results = run_baseline(args.dataset, args.tasks, args.results_dir, args.name, args.bootstrap_resamples, args.seed)
+    results = run_baseline(args.dataset, args.tasks, args.results_dir, args.name, args.bootstrap_resamples, args.seed,
+                           args.overwrite)  # fmt: skip
     print(format_table(results))
     print(f"\n{MODEL_ID}: {NOTES}")
     if any(r.dataset.get("is_sample") for r in results.values()):

@@ -26,7 +26,6 @@ answer is wrong for its gold class and counts for no other), ``accuracy_all_item
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -250,9 +249,11 @@ def write_rows(path: Any, rows: Sequence[Mapping[str, Any]]) -> Any:
     """The raw outputs as JSON lines, written whole or not at all."""
     from pathlib import Path
 
+    from nlue.strict_json import dumps_lines
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    tmp.write_text(dumps_lines(rows, where=str(path)), encoding="utf-8")
     tmp.replace(path)
     return path

@@ -11,9 +11,11 @@
 category, per domain / subdomain / level tables with 95% intervals, a PNG chart, every raw
 output in ``raw_outputs.jsonl`` and, with both prompt languages, the native minus English
 gap with a paired test. ``nlue`` scores the NLUE classification tasks by the log-likelihood
-of each label word. Results go to ``--results-dir`` (default ``results``), one folder per
-run; every answered request is journalled (default ``<results-dir>/journals/<model>.jsonl``),
-so the same command run again after a crash asks only what is missing.
+of each label word. Results go to ``--results-dir`` (default ``build/results``), one folder per
+run (ending in ``-limitN`` for a ``--limit`` run, which never replaces a full one; a results file
+of another run is replaced only with ``--overwrite``); every answered request is journalled
+(default ``<results-dir>/journals/<model>.jsonl``, keyed on what answered), so the same command
+run again after a crash asks only what is missing.
 
 ``--endpoint`` sends requests to an OpenAI-compatible server (vLLM, TGI, llama.cpp,
 ``transformers serve``, a hosted API); the key is read from the environment variable
@@ -41,7 +43,7 @@ from nlue.evals.prompt_language import PROMPT_LANGUAGE_CHOICES, PROMPT_LANGUAGE_
 from nlue.lm.factory import AUTO_MODE
 from nlue.lm.options import add_model_options, default_journal, model_spec_from_args
 from nlue.registry.tasks import TASK_NAMES, TASKS
-from nlue.results import RESULTS_DIR_HELP, default_results_dir
+from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
 
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
@@ -50,8 +52,10 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shots", type=int, choices=PAPER_SHOTS, default=0, help="demonstrations (default 0)")
-    parser.add_argument("--limit", type=int, help="only the first N test items (a quick look; not a score)")
+    parser.add_argument("--limit", type=int, help="only the first N test items (a quick look; not a score); the run "
+                        "folder's name ends in -limitN, so it never takes the place of a full run")  # fmt: skip
     parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP)
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.add_argument(
         "--name", "--results-name", dest="name", help="run folder prefix (default: the model folder or id)"
     )
@@ -178,6 +182,7 @@ def run_mcq_command(args: argparse.Namespace) -> int:
                 model, args.dataset, args.task, role, args.shots, args.results_dir, args.name, mode=args.mode,
                 chat=args.chat, max_new_tokens=args.max_new_tokens, choices=args.choices, limit=args.limit,
                 bootstrap_resamples=args.bootstrap_resamples, seed=args.seed, chart=not args.no_chart,
+                overwrite=args.overwrite,
             )  # fmt: skip
             print_mcq(run)
     print(f"journal: {journal.path}")
@@ -191,6 +196,7 @@ def run_nlue_command(args: argparse.Namespace) -> int:
     from nlue.evals.nlue_llm import nlue_tasks, run_nlue_llm
     from nlue.lm.factory import choose_mode, load_model
     from nlue.lm.journal import Journal
+    from nlue.run_identity import limit_suffix
 
     if args.limit is not None and args.limit < 1:
         raise NlueError(f"--limit must be at least 1, got {args.limit}")
@@ -204,10 +210,11 @@ def run_nlue_command(args: argparse.Namespace) -> int:
         chat = model.describe().chat if args.chat is None else args.chat
         for language in languages:
             name = f"{args.name or model_base_name(model)}__{language}-{args.shots}shot"
-            common = {"bootstrap_resamples": args.bootstrap_resamples, "seed": args.seed, "limit": args.limit}
+            common = {"bootstrap_resamples": args.bootstrap_resamples, "seed": args.seed, "limit": args.limit,
+                      "overwrite": args.overwrite}  # fmt: skip
             tasks = nlue_tasks(args.tasks, language, mode, warn=language == languages[0])
+            name += ("-generate" if mode == "generate" else "") + limit_suffix(args.limit)
             if mode == "generate":
-                name += "-generate"
                 cap = args.max_new_tokens or DEFAULT_LABEL_TOKENS
                 results = run_nlue_generation(model, args.dataset, tasks, language, args.shots, args.results_dir, name,
                                               chat=chat, max_new_tokens=cap, **common)  # fmt: skip

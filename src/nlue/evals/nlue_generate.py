@@ -21,7 +21,7 @@ from typing import Any
 
 from nlue.evals import label_generation as gen
 from nlue.evals import number_generation as num
-from nlue.evals.nlue_llm import demonstrations, llm_kind, render_prompt, task_splits
+from nlue.evals.nlue_llm import demonstrations, llm_kind, llm_run_identity, render_prompt, task_data
 from nlue.lm.base import LanguageModel
 
 logger = logging.getLogger(__name__)
@@ -92,15 +92,22 @@ def run_nlue_generation(
     bootstrap_resamples: int = 1000,
     seed: int = 42,
     limit: int | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
-    """Ask ``model`` for a label of every test item of each task; write the results and raw outputs per task."""
+    """Ask ``model`` for a label of every test item of each task; write the results and raw outputs per task.
+
+    A results file this run may not replace is refused before the task's first request (``overwrite``: replace it).
+    """
     from nlue.data.access import dataset_description
     from nlue.predictions import attach, prediction_rows
-    from nlue.results import RunResult, write_result
+    from nlue.results import RunResult, check_replace, task_result_path, write_result
 
     results: dict[str, RunResult] = {}
     for task in tasks:
-        test, pool = task_splits(dataset, task, shots, limit)
+        test, pool, facts = task_data(dataset, task, shots, limit)
+        identity = llm_run_identity(model, task, facts, "generate", language, shots, limit, seed, chat=chat,
+                                    max_new_tokens=max_new_tokens, bootstrap_resamples=bootstrap_resamples)  # fmt: skip
+        check_replace(task_result_path(results_dir, name, task.name), identity, overwrite=overwrite)
         _, words = task.kind.llm_template(task, language)
         prefix = demonstrations(task, pool, language, shots, seed)
         items = list(test)
@@ -124,6 +131,7 @@ def run_nlue_generation(
             kind=llm_kind(shots),
             metrics=metrics,
             dataset=dataset_description(dataset, task.name, "test", items=len(items)),
+            identity=identity,
             hyperparameters={
                 "mode": "generate",
                 "evaluation": f"generation of {'one label word' if task.kind.has_classes else 'one number'}, "
@@ -144,7 +152,7 @@ def run_nlue_generation(
         references = [task.kind.gold(task, item) for item in items]
         item_rows = prediction_rows(task, items, scored.predictions, references, scored.extras)
         attach(result, item_rows, Path(results_dir), name)
-        write_result(result, Path(results_dir), name)
+        write_result(result, Path(results_dir), name, overwrite=overwrite)
         results[task.name] = result
         logger.info("%s: %s, invalid %.1f%% on %d items", task.name, scored.headline, 100 * metrics["invalid_rate"],
                     len(items))  # fmt: skip

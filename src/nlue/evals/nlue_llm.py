@@ -138,11 +138,29 @@ def llm_kind(shots: int) -> str:
 
 def task_splits(dataset: str | None, task: TaskSpec, shots: int, limit: int | None) -> tuple[Any, list[Any]]:
     """The test split (its first ``limit`` items) and, for k-shot prompts, the train split as the pool."""
+    test, pool, _ = task_data(dataset, task, shots, limit)
+    return test, pool
+
+
+def task_data(dataset: str | None, task: TaskSpec, shots: int, limit: int | None) -> tuple[Any, list[Any], Any]:
+    """:func:`task_splits` and the facts a run's identity records (:func:`nlue.run_identity.split_facts`)."""
     from nlue.data.access import load_task
+    from nlue.run_identity import split_facts
 
     data = load_task(dataset, task)
-    test = data["test"] if limit is None else data["test"].select(range(min(limit, data["test"].num_rows)))
-    return test, list(data["train"]) if shots and "train" in data else []
+    whole = data["test"]
+    test = whole if limit is None else whole.select(range(min(limit, whole.num_rows)))
+    pool = list(data["train"]) if shots and "train" in data else []
+    return test, pool, split_facts(whole, test.num_rows, pool)
+
+
+def llm_run_identity(model: LanguageModel, task: TaskSpec, facts: Any, mode: str, language: str, shots: int,
+                     limit: int | None, seed: int, **settings: Any) -> dict[str, Any]:  # fmt: skip
+    """The identity of an LLM run on an NLUE task (:mod:`nlue.run_identity`)."""
+    from nlue.run_identity import model_run_identity
+
+    return model_run_identity(model, task.name, facts, mode=mode, shots=shots, prompt_language=language,
+                              limit=limit, seed=seed, settings=settings)  # fmt: skip
 
 
 def nlue_tasks(
@@ -189,17 +207,25 @@ def run_nlue_llm(
     bootstrap_resamples: int = 1000,
     seed: int = 42,
     limit: int | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
-    """Score ``model`` on the NLUE classification ``tasks`` by log-likelihood; one results file per task."""
+    """Score ``model`` on the NLUE classification ``tasks`` by log-likelihood; one results file per task.
+
+    A results file of another identity, or a complete one where this run is partial, is refused before
+    the task's first request unless ``overwrite`` (:func:`nlue.results.check_replace`).
+    """
     from pathlib import Path
 
     from nlue.data.access import dataset_description
     from nlue.predictions import attach, prediction_rows
-    from nlue.results import RunResult, write_result
+    from nlue.results import RunResult, check_replace, task_result_path, write_result
 
     results: dict[str, RunResult] = {}
     for task in tasks:
-        test, pool = task_splits(dataset, task, shots, limit)
+        test, pool, facts = task_data(dataset, task, shots, limit)
+        identity = llm_run_identity(model, task, facts, "loglik", language, shots, limit, seed,
+                                    bootstrap_resamples=bootstrap_resamples)  # fmt: skip
+        check_replace(task_result_path(results_dir, name, task.name), identity, overwrite=overwrite)
         scores = score_labels(model, task, list(test), language, shots, pool, seed)
         metrics = task_metrics(task, scores, test[str(task.label_field)], bootstrap_resamples, seed)
         result = RunResult(
@@ -208,6 +234,7 @@ def run_nlue_llm(
             kind=llm_kind(shots),
             metrics=metrics,
             dataset=dataset_description(dataset, task.name, "test", items=test.num_rows),
+            identity=identity,
             hyperparameters={
                 "mode": "loglik",
                 "evaluation": "causal-LM log-likelihood of each verbalised label",
@@ -226,7 +253,7 @@ def run_nlue_llm(
                   for row in scores.loglikelihoods]  # fmt: skip
         rows = prediction_rows(task, list(test), scores.predictions.tolist(), test[str(task.label_field)], extras)
         attach(result, rows, Path(results_dir), name)
-        write_result(result, Path(results_dir), name)
+        write_result(result, Path(results_dir), name, overwrite=overwrite)
         results[task.name] = result
         logger.info("%s: macro_f1 %.4f on %d items", task.name, metrics["macro_f1"], test.num_rows)
     return results

@@ -185,7 +185,7 @@ def number_scores(
     return metrics, undefined
 
 
-def lenient_number_summary(lenient: Sequence[NumberParse], references: Sequence[float]) -> dict[str, float]:
+def lenient_number_summary(lenient: Sequence[NumberParse], references: Sequence[float]) -> dict[str, float | None]:
     """The lenient parse's invalid rate and Pearson over what it read: a diagnostic, kept out of the numbers."""
     import numpy as np
 
@@ -193,4 +193,5 @@ def lenient_number_summary(lenient: Sequence[NumberParse], references: Sequence[
 
     pairs = np.asarray([(p.value, float(g)) for p, g in zip(lenient, references, strict=True) if p.value is not None])
     pearson = float(pearson_rows(pairs[None, :, 0], pairs[None, :, 1])[0]) if len(pairs) >= 2 else math.nan
-    return {"invalid_rate": 1.0 - len(pairs) / len(lenient), "pearson": pearson}
+    # Undefined (fewer than two numbers read, or one side constant): null, as results files hold it (strict JSON).
+    return {"invalid_rate": 1.0 - len(pairs) / len(lenient), "pearson": pearson if math.isfinite(pearson) else None}

@@ -33,6 +33,9 @@ from nlue.registry.tasks import TASKS
 from nlue.results_folders import predictions_file
 
 MODE_NAMES = {"loglik": "log-likelihood", "generate": "generation"}
+# The identity's modes of runs that prompt no language model: classifiers (fine-tuned or scored) and baselines
+# answer the same task the same way, so they share the "no prompt" setting and are tested against each other.
+UNPROMPTED_MODES = frozenset({"fine-tune", "classify", "baseline"})
 NO_PROMPT = "no prompt (fine-tuned, baselines, classifiers)"  # the setting of runs that prompted no language model
 
 
@@ -84,7 +87,7 @@ def setting_key(data: Mapping[str, Any]) -> str:
     if variant:
         parts.append(f"input {variant}")
     mode = _first(identity.get("mode"), hyper.get("mode"))
-    if mode:
+    if mode and str(mode) not in UNPROMPTED_MODES:
         parts.append(MODE_NAMES.get(str(mode), str(mode)))
     shots = _first(identity.get("shots"), hyper.get("shots"))
     if shots is not None and not idiom_setting:

@@ -108,6 +108,14 @@ def _check_file(path: Path, release: str, expected: dict[str, _Release], problem
         return None
     out_of_range = range_problems(data["metrics"])
     problems += [f"{path}: {problem}" for problem in out_of_range]
+    # null: a metric that could not be computed, fine when the file says why (details.null_metrics)
+    details = data.get("details") if isinstance(data.get("details"), Mapping) else {}
+    reasons = details.get("null_metrics") if isinstance(details.get("null_metrics"), Mapping) else {}
+    unexplained = [k for k, v in data["metrics"].items() if v is None and k not in reasons]
+    if unexplained:
+        problems.append(
+            f"{path}: metrics {', '.join(map(str, unexplained))} are null with no reason in details.null_metrics"
+        )
     dataset = data["dataset"] if isinstance(data["dataset"], Mapping) else {}
     if dataset.get("is_sample"):
         problems.append(f"{path}: scored on the embedded SAMPLE data, which says nothing about a model")

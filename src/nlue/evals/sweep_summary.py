@@ -4,7 +4,8 @@ The scores are read back from the results files each cell wrote (the primary sco
 the registry names it), never from the commands' console output. A results folder is
 ``<name>[__<setting>[__<variant>]]``: the part after the model's name says the setting
 (``en-0shot``, ``zero-shot-en-generate``) and, for neDIOM, the input variant, which becomes the
-column; a folder with no such part takes the cell's own setting (``preset I, 2 seeds``).
+column; a folder with no such part takes the cell's own setting (``preset I, 2 seeds``). A partial
+run's folder (a roster's ``limit``) ends in ``-limit<N>``, which the setting keeps.
 Written beside the results as ``summary.md`` and ``summary.csv`` (one line per score).
 """
 
@@ -74,11 +75,16 @@ def collect_scores(outcome: SweepOutcome, results_dir: Path) -> list[Score]:
             if data is None or task is None:
                 continue  # not a results file (a run.json, a table): nothing to summarise
             parts = _split_folder(Path(relative).parent.name, cell.results_name)
+            # A folder named <results name>-limit<N> (a partial run of a command whose folder is its results name
+            # alone: train, gmet) keeps the cell's own setting, with the limit said.
+            marker = parts.pop(0).lstrip("-") if parts and parts[0].startswith("-") else None
+            setting = parts[0] if parts else cell.row
+            setting += f", {marker}" if marker else ""
             metric = data.get("primary_metric") or task.primary_metric
             metrics: dict[str, Any] = data.get("metrics") or {}
             scores.append(Score(
                 model=cell.model, benchmark=task.benchmark, command=cell.command,
-                setting=parts[0] if parts else cell.row, column=parts[1] if len(parts) > 1 else task.name,
+                setting=setting, column=parts[1] if len(parts) > 1 else task.name,
                 task=task.name, primary_metric=metric, score=data.get("primary_score"),
                 sd=metrics.get(f"{metric}_sd"), ci_low=metrics.get(f"{metric}_ci_low"),
                 ci_high=metrics.get(f"{metric}_ci_high"), sample_data=bool((data.get("dataset") or {}).get("is_sample")),

@@ -10,10 +10,12 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from nlue.cli_support import run_with_parser
 from nlue.errors import NlueError
 from nlue.gmet.console import print_paths, print_scores
+from nlue.results import OVERWRITE_HELP
 
 logger = logging.getLogger("nlue.gmet")
 
@@ -178,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the folder `nlue space` reads; judged and automatic results sit side by side there)",
     )
     out.add_argument("--no-results", action="store_true", help="do not write the shared results file")
+    out.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     out.add_argument(
         "--name",
         "--results-name",
@@ -224,13 +227,26 @@ def _check_positive(args: argparse.Namespace) -> None:
         raise NlueError("--bootstrap-resamples must be 0 (no CIs) or more")
 
 
+def _identity(args: argparse.Namespace, everything: Sequence[Any], scored: int, options: dict[str, Any]) -> dict:
+    """The run's identity (:mod:`nlue.run_identity`): the model, its fingerprint, the items, what changes scores."""
+    from nlue.run_identity import local_model, run_identity, split_facts
+
+    mode = "answer-ranked diagnostic" if args.answer_ranked_diagnostic else "fill-mask"
+    settings = {k: options[k] for k in ("top_k", "max_pieces", "length_alpha")}
+    return run_identity("gmet", local_model(args.model, "fill-mask"), split_facts(everything, scored), mode=mode,
+                        limit=args.limit, seed=args.seed, split=args.split,
+                        settings={**settings, "bootstrap_resamples": args.bootstrap_resamples})  # fmt: skip
+
+
 def run_model(args: argparse.Namespace) -> int:
     from nlue.gmet.evaluate import ANSWER_RANKED, dataset_info, evaluate, make_predictor, write_run
     from nlue.gmet.items import load_items
-    from nlue.results import default_results_dir, model_slug
+    from nlue.results import check_replace, default_results_dir, model_slug, task_result_path
+    from nlue.run_identity import limit_suffix
 
     _check_positive(args)
-    items = load_items(args.dataset, args.split, args.limit)
+    everything = load_items(args.dataset, args.split)
+    items = everything[: args.limit] if args.limit else everything
     options = {
         "top_k": args.top_k,
         "max_pieces": args.max_pieces,
@@ -240,6 +256,13 @@ def run_model(args: argparse.Namespace) -> int:
         "device": args.device,
         "show_progress": not args.quiet,
     }
+    identity = _identity(args, everything, len(items), options)
+    name = (args.name or model_slug(args.model)) + limit_suffix(args.limit)  # a partial run: a folder of its own
+    if args.answer_ranked_diagnostic:  # a folder of its own: a diagnostic never stands in for the model's GMET score
+        name = f"{name}__{ANSWER_RANKED}-diagnostic"
+    results_dir = None if args.no_results else (args.results_dir or default_results_dir())
+    if results_dir is not None:
+        check_replace(task_result_path(results_dir, name, "gmet"), identity, overwrite=args.overwrite)
     predictor = make_predictor(args.model, **options)
     run = evaluate(
         predictor,
@@ -248,17 +271,16 @@ def run_model(args: argparse.Namespace) -> int:
         bootstrap_resamples=args.bootstrap_resamples,
         seed=args.seed,
     )
-    name = args.name or model_slug(args.model)
-    if run.is_diagnostic:  # a folder of its own: a diagnostic never stands in for the model's GMET score
-        name = f"{name}__{ANSWER_RANKED}-diagnostic"
     out = args.out or Path("runs") / "gmet" / name
     paths = write_run(
         run,
         out,
-        results_dir=None if args.no_results else (args.results_dir or default_results_dir()),
+        results_dir=results_dir,
         name=name,
         sheet_seed=args.sheet_seed,
         sheet_reference=args.sheet_reference,
+        identity=identity,
+        overwrite=args.overwrite,
     )
     label = "DIAGNOSTIC (answer-ranked), not a GMET score: " if run.is_diagnostic else ""
     if run.verdicts is None:

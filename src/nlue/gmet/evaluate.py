@@ -263,6 +263,8 @@ def write_run(
     judging_files: bool = True,
     sheet_seed: int = DEFAULT_SHEET_SEED,
     sheet_reference: bool = False,
+    identity: dict[str, Any] | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Path]:
     """Write the run's outputs to ``out`` (and its results file to ``results_dir``); return their paths.
 
@@ -274,6 +276,7 @@ def write_run(
     from nlue.gmet.sheet import SheetItem, SheetRun, write_sheet
     from nlue.predictions import attach
     from nlue.results import model_slug, write_json_atomic, write_result
+    from nlue.run_identity import identity_key
 
     out.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}
@@ -320,9 +323,11 @@ def write_run(
     paths["run"] = write_json_atomic(out / "run.json", summary)
     if results_dir is not None and run.verdicts is not None:
         result = run_result(run)
+        if identity is not None:
+            result.identity, result.identity_key = identity, identity_key(identity)
         folder = name or model_slug(result.model)
         paths["predictions"] = attach(result, prediction_rows_of(run), Path(results_dir), folder)
-        paths["result"] = write_result(result, Path(results_dir), folder)
+        paths["result"] = write_result(result, Path(results_dir), folder, overwrite=overwrite)
     return paths
 
 

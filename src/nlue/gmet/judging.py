@@ -23,7 +23,6 @@ The judges' verdicts are combined by :mod:`nlue.gmet.verdicts`.
 from __future__ import annotations
 
 import csv
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from typing import Any, Literal
 
 from nlue.data.sources import read_sheet_records
 from nlue.errors import NlueError, RowProblem, SourceError
+from nlue.strict_json import dumps_lines
 from nlue.text.safe import csv_row
 
 TieRule = Literal["automatic", "zero", "one"]
@@ -68,8 +68,7 @@ def write_record_files(rows: Sequence[Mapping[str, Any]], out: Path, stem: str =
         for row in rows:
             writer.writerow(csv_row(_cell(row.get(c, "")) for c in columns))
     with jsonl_path.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(dict(row), ensure_ascii=False) + "\n")
+        handle.write(dumps_lines([dict(row) for row in rows], where=str(jsonl_path)))
     return csv_path, jsonl_path
 
 

@@ -43,7 +43,7 @@ from nlue.lm.factory import AUTO_MODE
 from nlue.lm.options import add_model_options
 from nlue.pipelines.mcq_cli import write_json
 from nlue.registry.nediom import DEFAULT_POOL_SEED, NEDIOM_TASKS, SHOTS_PER_LABEL
-from nlue.results import RESULTS_DIR_HELP, default_results_dir
+from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +117,9 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
     v.add_argument("--seed", type=int, default=DEFAULT_POOL_SEED, help="first training seed; bootstrap seed")
     v.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP)
     v.add_argument("--name", help="results folder prefix (default: the model's folder name or id)")
-    v.add_argument("--limit", type=int, help="only the first N test items (a quick look, not a score)")
+    v.add_argument("--limit", type=int, help="only the first N test items (a quick look, not a score); the folders' "
+                   "setting part ends in -limitN, so it never takes the place of a full run")  # fmt: skip
+    v.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     v.add_argument("--bootstrap-resamples", "--bootstrap", type=int, default=1000, help="0: no intervals")
     add_model_options(
         v, batch_size=16, model_help="a local folder or Hub id (zero-shot: a causal or masked LM; few-shot: the encoder "
@@ -184,7 +186,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
                 name=args.name or model_slug(args.model), dataset=args.dataset, language=language,
                 seeds=[args.seed + i for i in range(args.seeds)], few_shot=few_shot,
                 bootstrap_resamples=args.bootstrap_resamples, seed=args.seed, limit=args.limit,
-                zero_shot=_zero_shot_factory(args, stack, loaded),
+                zero_shot=_zero_shot_factory(args, stack, loaded), overwrite=args.overwrite,
             )  # fmt: skip
             report = run_eval(request)
             mode = loaded[0][1] if loaded else None

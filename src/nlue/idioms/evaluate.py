@@ -190,6 +190,7 @@ class EvalRequest:
     seed: int = 42
     limit: int | None = None
     zero_shot: Callable[[], Any] | None = None  # builds the scorer on first use (loading a model is slow)
+    overwrite: bool = False  # replace results files of another identity, or complete ones with a partial run
 
 
 @dataclass
@@ -202,13 +203,14 @@ class EvalReport:
 
 
 def _result(request: EvalRequest, setting: str, variant: InputVariant, metrics: dict[str, float],
-            details: dict[str, Any], description: dict[str, Any], extra: dict[str, Any]) -> Any:  # fmt: skip
+            details: dict[str, Any], description: dict[str, Any], extra: dict[str, Any],
+            identity: dict[str, Any] | None = None) -> Any:  # fmt: skip
     from nlue.results import RunResult
 
     shots = shots_per_label(setting)
     return RunResult(
         task=request.task.name, model=request.model, kind="zero-shot" if shots == 0 else "fine-tune",
-        metrics=metrics, dataset=description, base_model=request.model if shots else None,
+        metrics=metrics, dataset=description, identity=identity, base_model=request.model if shots else None,
         seed=request.seed if shots == 0 else request.seeds[0],
         hyperparameters={"setting": setting, "shots_per_label": shots, "input_variant": variant.name, **extra},
         details={"setting": setting, "variant": {"number": variant.number, "context": variant.context,
@@ -223,9 +225,59 @@ def variant_folder(name: str, setting: str, variant: InputVariant) -> str:
     return f"{name}__{setting}__v{variant.number}-{context}-{'with' if variant.with_idiom else 'without'}-idiom"
 
 
-def zero_shot_label(setting: str, language: str, mode: str) -> str:
-    """The setting part of a zero-shot folder: the prompt language and the mode change the scores."""
-    return f"{setting}-{language}" + ("-generate" if mode == "generate" else "")
+def zero_shot_label(setting: str, language: str, mode: str, limit: int | None = None) -> str:
+    """The setting part of a zero-shot folder: the prompt language and the mode change the scores; a partial
+    run (``--limit``) has a folder of its own."""
+    from nlue.run_identity import limit_suffix
+
+    return f"{setting}-{language}" + ("-generate" if mode == "generate" else "") + limit_suffix(limit)
+
+
+def _cell_identity(request: EvalRequest, setting: str, variant: InputVariant, everything: Sequence[Any],
+                   scored: int, train: Sequence[Any], scorer: Any) -> dict[str, Any]:  # fmt: skip
+    """The run identity of one cell (:mod:`nlue.run_identity`): the scorer's model, or the encoder fine-tuned."""
+    from nlue.run_identity import local_model, model_run_identity, run_identity, split_facts
+
+    k = shots_per_label(setting)
+    facts = split_facts(everything, scored, train)
+    settings: dict[str, Any] = {"input_variant": variant.name, "bootstrap_resamples": request.bootstrap_resamples}
+    if k == 0:
+        if scorer.mode == "generate":
+            settings |= {"chat": scorer.chat, "max_new_tokens": scorer.max_new_tokens}
+        return model_run_identity(scorer.model, request.task.name, facts, mode=scorer.mode, shots=0,
+                                  prompt_language=request.language, limit=request.limit, seed=request.seed,
+                                  settings=settings)  # fmt: skip
+    settings |= {"seeds": list(request.seeds), **request.few_shot.describe()}
+    return run_identity(request.task.name, local_model(request.model, "few-shot fine-tuning"), facts,
+                        mode="fine-tune", shots=k, limit=request.limit, seed=request.seeds[0], settings=settings)  # fmt: skip
+
+
+def _plan(request: EvalRequest, everything: Sequence[Any], scored: int, pool: Sequence[Any]) -> tuple[list, Any]:
+    """Every cell to run, as (setting, k, training items, variant, folder, identity), each checked against the
+    results file it would replace before any is scored (:func:`nlue.results.check_replace`); and the scorer."""
+    from nlue.idioms.split import shots
+    from nlue.results import check_replace, task_result_path
+
+    plan, scorer = [], None
+    for setting in request.settings:
+        k = shots_per_label(setting)
+        train = shots(pool, k) if k else []
+        if k == 0:
+            if request.zero_shot is None:
+                raise NlueError("zero-shot needs a scorer (a causal or masked LM)")
+            scorer = scorer or request.zero_shot()
+            label = zero_shot_label(setting, request.language, scorer.mode, request.limit)
+        else:
+            from nlue.run_identity import limit_suffix
+
+            label = setting + limit_suffix(request.limit)
+        for variant in request.variants:
+            folder = variant_folder(request.name, label, variant)
+            identity = _cell_identity(request, setting, variant, everything, scored, train, scorer)
+            check_replace(task_result_path(request.results_dir, folder, request.task.name), identity,
+                          overwrite=request.overwrite)  # fmt: skip
+            plan.append((setting, k, train, variant, folder, identity))
+    return plan, scorer
 
 
 def _generated(scorer: Any, test: Sequence[Mapping[str, Any]], ids: list[str], refs: np.ndarray,
@@ -247,67 +299,66 @@ def _generated(scorer: Any, test: Sequence[Mapping[str, Any]], ids: list[str], r
 
 
 def run_eval(request: EvalRequest) -> EvalReport:
-    """Score every chosen variant in every chosen setting; write one results file per cell."""
-    from nlue.idioms.split import shots
+    """Score every chosen variant in every chosen setting; write one results file per cell.
+
+    Every cell's results file is checked before the first is scored: one of another identity, or a complete
+    one where this run is partial, stops the run unless ``request.overwrite``.
+    """
     from nlue.predictions import attach, prediction_rows
     from nlue.results import write_result
 
     if not request.seeds:
         raise NlueError("--seeds must be at least 1")
-    pool, test, description = load_items(request.dataset, request.task, request.limit)
+    pool, everything, description = load_items(request.dataset, request.task, None)
+    if request.limit is not None and request.limit < 1:
+        raise NlueError(f"--limit must be at least 1, got {request.limit}")
+    test = everything[: request.limit] if request.limit else everything
+    description["items"] = len(test)
     refs = np.asarray([int(item["label"]) for item in test], dtype=np.int64)
     floor_values = floors(request.task.name, refs)
     resamples = request.bootstrap_resamples or None
-    cells, paths, scorer = [], [], None
+    cells, paths = [], []
     ids = [str(item.get("id", i)) for i, item in enumerate(test)]
-    for setting in request.settings:
-        k = shots_per_label(setting)
-        train = shots(pool, k) if k else []
-        for variant in request.variants:
-            started = time.perf_counter()
-            details: dict[str, Any] = {"floors": floor_values, "item_ids": ids}
-            if k == 0:
-                if request.zero_shot is None:
-                    raise NlueError("zero-shot needs a scorer (a causal or masked LM)")
-                scorer = scorer or request.zero_shot()
-                folder = variant_folder(request.name, zero_shot_label(setting, request.language, scorer.mode), variant)
-                if scorer.mode == "generate":
-                    metrics, more, extras = _generated(scorer, test, ids, refs, variant, request, folder, resamples)
-                    details |= more
-                    predicted: list[Any] = more["predictions"]
-                    extra = {"prompt_language": request.language, "mode": "generate", "scorer": scorer.describe(),
-                             "primary": "macro-F1 of the strictly parsed answers (an invalid answer is wrong)"}  # fmt: skip
-                else:
-                    scores = scorer.scores(test, variant, request.language)
-                    metrics = zero_shot_metrics(request.task, scores, refs, resamples, request.seed)
-                    details |= {"predictions": scores.predictions.tolist(), "label_words": list(scores.choices),
-                                "loglikelihoods": np.round(scores.loglikelihoods, 4).tolist()}  # fmt: skip
-                    predicted = scores.predictions.tolist()
-                    extras = [{"loglikelihoods": dict(zip(scores.choices, np.round(row, 4).tolist(), strict=True))}
-                              for row in scores.loglikelihoods]  # fmt: skip
-                    extra = {"prompt_language": request.language, "mode": "loglik", "primary": "summed log-likelihood",
-                             "scorer": scorer.describe()}  # fmt: skip
-                cell = Cell(setting, variant, metrics["macro_f1"], metrics.get("macro_f1_ci_low"),
-                            metrics.get("macro_f1_ci_high"))  # fmt: skip
+    plan, scorer = _plan(request, everything, len(test), pool)
+    for setting, k, train, variant, folder, identity in plan:
+        started = time.perf_counter()
+        details: dict[str, Any] = {"floors": floor_values, "item_ids": ids}
+        if k == 0:
+            if scorer.mode == "generate":
+                metrics, more, extras = _generated(scorer, test, ids, refs, variant, request, folder, resamples)
+                details |= more
+                predicted: list[Any] = more["predictions"]
+                extra = {"prompt_language": request.language, "mode": "generate", "scorer": scorer.describe(),
+                         "primary": "macro-F1 of the strictly parsed answers (an invalid answer is wrong)"}  # fmt: skip
             else:
-                predictions = run_seeds(request.model, request.task, train, test, variant, request.seeds,
-                                        request.few_shot)  # fmt: skip
-                metrics, per_seed = few_shot_metrics(request.task, predictions, refs, resamples, request.seed)
-                details |= {"seeds": list(request.seeds), "macro_f1_per_seed": per_seed,
-                            "training_item_ids": [str(t.get("id")) for t in train],
-                            "predictions": predictions.tolist()}  # fmt: skip
-                extra = {"seeds": list(request.seeds), **request.few_shot.describe()}
-                predicted = predictions.T.tolist()  # per item, one prediction per seed
-                extras = [{"seeds": list(request.seeds)}] * len(test)
-                cell = Cell(setting, variant, metrics["macro_f1"], metrics.get("macro_f1_ci_low"),
-                            metrics.get("macro_f1_ci_high"), metrics.get("macro_f1_sd"), len(per_seed))  # fmt: skip
-            result = _result(request, setting, variant, metrics, details, description, extra)
-            result.timings = {"seconds": round(time.perf_counter() - started, 3)}
-            if k:
-                folder = variant_folder(request.name, setting, variant)
-            rows = prediction_rows(request.task, test, predicted, refs.tolist(), extras)
-            attach(result, rows, request.results_dir, folder)
-            paths.append(write_result(result, request.results_dir, folder))
-            cells.append(cell)
-            logger.info("%s %s: macro-F1 %s", setting, variant.name, cell.text())
+                scores = scorer.scores(test, variant, request.language)
+                metrics = zero_shot_metrics(request.task, scores, refs, resamples, request.seed)
+                details |= {"predictions": scores.predictions.tolist(), "label_words": list(scores.choices),
+                            "loglikelihoods": np.round(scores.loglikelihoods, 4).tolist()}  # fmt: skip
+                predicted = scores.predictions.tolist()
+                extras = [{"loglikelihoods": dict(zip(scores.choices, np.round(row, 4).tolist(), strict=True))}
+                          for row in scores.loglikelihoods]  # fmt: skip
+                extra = {"prompt_language": request.language, "mode": "loglik", "primary": "summed log-likelihood",
+                         "scorer": scorer.describe()}  # fmt: skip
+            cell = Cell(setting, variant, metrics["macro_f1"], metrics.get("macro_f1_ci_low"),
+                        metrics.get("macro_f1_ci_high"))  # fmt: skip
+        else:
+            predictions = run_seeds(request.model, request.task, train, test, variant, request.seeds,
+                                    request.few_shot)  # fmt: skip
+            metrics, per_seed = few_shot_metrics(request.task, predictions, refs, resamples, request.seed)
+            details |= {"seeds": list(request.seeds), "macro_f1_per_seed": per_seed,
+                        "training_item_ids": [str(t.get("id")) for t in train],
+                        "predictions": predictions.tolist()}  # fmt: skip
+            extra = {"seeds": list(request.seeds), **request.few_shot.describe()}
+            predicted = predictions.T.tolist()  # per item, one prediction per seed
+            extras = [{"seeds": list(request.seeds)}] * len(test)
+            cell = Cell(setting, variant, metrics["macro_f1"], metrics.get("macro_f1_ci_low"),
+                        metrics.get("macro_f1_ci_high"), metrics.get("macro_f1_sd"), len(per_seed))  # fmt: skip
+        result = _result(request, setting, variant, metrics, details, description, extra, identity)
+        result.timings = {"seconds": round(time.perf_counter() - started, 3)}
+        rows = prediction_rows(request.task, test, predicted, refs.tolist(), extras)
+        attach(result, rows, request.results_dir, folder)
+        paths.append(write_result(result, request.results_dir, folder, overwrite=request.overwrite))
+        cells.append(cell)
+        logger.info("%s %s: macro-F1 %s", setting, variant.name, cell.text())
     return EvalReport(cells, floor_values, paths, bool(description.get("is_sample")), len(test))

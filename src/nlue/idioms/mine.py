@@ -43,6 +43,7 @@ from nlue.idioms.corpus import Corpus, Document
 from nlue.idioms.position import mark_position
 from nlue.idioms.prefix import WORD_CHARS, IdiomPattern, compile_idiom
 from nlue.idioms.sentences import split_sentences
+from nlue.strict_json import dumps
 
 logger = logging.getLogger(__name__)
 
@@ -222,7 +223,7 @@ def _write_json(path: Path, data: Any) -> None:
     handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as sink:
-            sink.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+            sink.write(dumps(data, where=str(path), indent=2) + "\n")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -286,7 +286,7 @@ class OpenAICompatibleLM:
     def _run(self, kind: str, params: dict[str, Any], requests: Sequence[Any], ask: Callable, where: str) -> list[dict]:
         journal, owned = open_journal(self.journal)
         try:
-            call = JournalledCall(journal, self.name, kind, params, [r.to_dict() for r in requests])
+            call = JournalledCall(journal, self, kind, params, [r.to_dict() for r in requests])
             failed = self._drive(call, requests, ask, where, kind)
             if failed:
                 first = failed[min(failed)]

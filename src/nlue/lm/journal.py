@@ -1,9 +1,15 @@
 """The answer journal: every answered request, one JSON line each, so a re-run asks nothing twice.
 
-A line is ``{"key", "model", "kind", "request", "params", "result"}``. The key is a SHA-256 of
-the model name, the request kind, the request itself and the decoding parameters (canonical
-JSON), so it is the same in every process and changes when any of them changes: a new model,
-a different token cap or stop list is asked afresh. Journals only ever grow.
+A line is ``{"key", "model", "answerer", "kind", "request", "params", "result"}``. The key is a
+SHA-256 of what answers, the request kind, the request itself and the decoding parameters
+(canonical JSON), so it is the same in every process and changes when any of them changes. What
+answers is the identity of :func:`nlue.lm.fingerprint.answerer_identity`, not the model's name:
+the backend, the folder, Hub id or served name, a fingerprint of the weights (a folder's sampled
+content hash, a Hub snapshot's commit) and a server's endpoint without credentials. So answers
+from one server never stand for another's (the same served name on another port is asked afresh),
+a model retrained into the same folder is asked afresh, and so is a different token cap or stop
+list. Journals only ever grow; lines written under an older :data:`KEY_VERSION` are simply never
+matched again.
 
 Why it survives ``kill -9``: lines are appended with one ``write`` per batch followed by
 ``flush`` and ``fsync``, so a killed run loses at most the answers it had not yet written. A
@@ -20,7 +26,7 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +34,31 @@ from nlue.errors import NlueError
 
 logger = logging.getLogger(__name__)
 
-KEY_VERSION = 1  # bump when a request's meaning changes, so old answers are not reused
+# Bump when a key's meaning changes, so old answers are not reused. 2: keyed on the answerer's identity
+# (fingerprint, endpoint), no longer on the model's name alone (issue 29, item 2).
+KEY_VERSION = 2
 
 
-def request_key(model: str, kind: str, request: dict[str, Any], params: dict[str, Any]) -> str:
-    """A stable hash of what decides an answer: model, request kind, request, decoding parameters."""
-    payload = {"v": KEY_VERSION, "model": model, "kind": kind, "request": request, "params": params}
+def request_key(answerer: str | Mapping[str, Any], kind: str, request: dict[str, Any], params: dict[str, Any]) -> str:
+    """A stable hash of what decides an answer: who answers, the request kind, the request, decoding parameters.
+
+    ``answerer`` is an identity from :func:`nlue.lm.fingerprint.answerer_identity` (or a plain string, for a
+    caller that names the answerer itself).
+    """
+    payload = {"v": KEY_VERSION, "answerer": answerer, "kind": kind, "request": request, "params": params}
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def answerer_of(answerer: Any) -> str | dict[str, Any]:
+    """The identity a journal keys on: a string or mapping as it is, or a backend's :func:`answerer_identity`."""
+    if isinstance(answerer, str):
+        return answerer
+    if isinstance(answerer, Mapping):
+        return dict(answerer)
+    from nlue.lm.fingerprint import answerer_identity
+
+    return answerer_identity(answerer)
 
 
 class Journal:
@@ -154,15 +177,18 @@ class JournalledCall:
     def __init__(
         self,
         journal: Journal | None,
-        model: str,
+        answerer: Any,
         kind: str,
         params: dict[str, Any],
         requests: Sequence[dict[str, Any]],
     ) -> None:
+        """``answerer``: the backend itself (its identity is read from ``describe()``), or an identity."""
         self.journal = journal
-        self.model, self.kind, self.params = model, kind, params
+        self.answerer = answerer_of(answerer)
+        self.model = self.answerer if isinstance(self.answerer, str) else str(self.answerer.get("name"))
+        self.kind, self.params = kind, params
         self.requests = requests
-        self.keys = [request_key(model, kind, r, params) for r in requests]
+        self.keys = [request_key(self.answerer, kind, r, params) for r in requests]
         self._answers: dict[str, dict[str, Any]] = {}
         seen: set[str] = set()
         self.pending: list[int] = []
@@ -185,6 +211,7 @@ class JournalledCall:
                 {
                     "key": key,
                     "model": self.model,
+                    "answerer": self.answerer,
                     "kind": self.kind,
                     "request": self.requests[index],
                     "params": self.params,

@@ -171,7 +171,7 @@ class LocalCausalLM:
         journal, owned = open_journal(self.journal)
         try:
             call = JournalledCall(
-                journal, self.name, "loglikelihood", self._numeric_params(), [r.to_dict() for r in requests]
+                journal, self, "loglikelihood", self._numeric_params(), [r.to_dict() for r in requests]
             )
             if call.pending:
                 with WarningTally(logger, "contexts cut to fit the model's window") as cuts:
@@ -219,7 +219,7 @@ class LocalCausalLM:
         journal, owned = open_journal(self.journal)
         try:
             call = JournalledCall(
-                journal, self.name, "generate", self._generation_params(requests), [r.to_dict() for r in requests]
+                journal, self, "generate", self._generation_params(requests), [r.to_dict() for r in requests]
             )
             if call.pending:
                 with WarningTally(logger, "prompts cut to fit the model's window") as cuts:

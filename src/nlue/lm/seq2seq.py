@@ -123,7 +123,7 @@ class Seq2SeqLM:
 
     def translate_texts(self, texts: Sequence[str]) -> list[str]:
         """Each text translated; answers journalled as each batch completes."""
-        call = JournalledCall(self.journal, self.name, "translate", self._params(), [{"text": t} for t in texts])
+        call = JournalledCall(self.journal, self, "translate", self._params(), [{"text": t} for t in texts])
         pending = call.pending
         with progress_bar(self.show_progress, len(pending), f"translate ({self.model_id})", call.from_journal) as bar:
             for start in range(0, len(pending), self.batch_size):

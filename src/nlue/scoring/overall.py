@@ -9,6 +9,7 @@ are missing and whether it is complete, so that a partial mean is never mistaken
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -50,6 +51,15 @@ def primary_score(task: str, metrics: Mapping[str, float]) -> float:
     return get_task(task).primary_from(metrics)
 
 
+def _defined_primary(task: str, metrics: Mapping[str, float | None]) -> float | None:
+    """The primary score, or None when it is null (could not be computed) or not a finite number."""
+    try:
+        value = primary_score(task, metrics)
+    except TypeError:  # float(None): a null metric
+        return None
+    return value if math.isfinite(value) else None
+
+
 def nlue_score(results: Mapping[str, Mapping[str, float]], tasks: Iterable[str] = TASK_NAMES) -> NlueScore:
     """Mean primary metric of a model over ``tasks`` (default: all twelve NLUE tasks).
 
@@ -63,7 +73,9 @@ def nlue_score(results: Mapping[str, Mapping[str, float]], tasks: Iterable[str] 
     outside = [name for name in results if name not in expected]
     if outside:
         raise NlueError(f"results hold task(s) outside the ones scored ({', '.join(expected)}): {', '.join(outside)}")
-    task_scores = {name: primary_score(name, results[name]) for name in expected if name in results}
-    missing = tuple(name for name in expected if name not in results)
+    # A task whose primary metric could not be computed (null in its results file) counts as missing.
+    defined = {name: _defined_primary(name, results[name]) for name in expected if name in results}
+    task_scores = {name: value for name, value in defined.items() if value is not None}
+    missing = tuple(name for name in expected if name not in task_scores)
     score = sum(task_scores.values()) / len(task_scores) if task_scores else None
     return NlueScore(score, MappingProxyType(task_scores), missing)

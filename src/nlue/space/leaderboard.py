@@ -162,8 +162,11 @@ def _parse_run(path: Path, data: Mapping[str, Any]) -> _Run:
     primary = TASKS[task].primary_metric
     for name, value in metrics.items():
         if value is None or value != value:  # null or NaN: a metric that could not be computed
-            if name == primary:
-                raise NlueError(f"its primary metric {name} is {value} (not computed, or a non-finite value)")
+            if name == primary:  # the file's details.null_metrics says why; the task has no score to show
+                details = data.get("details") if isinstance(data.get("details"), Mapping) else {}
+                nulls = details.get("null_metrics") if isinstance(details.get("null_metrics"), Mapping) else {}
+                reason = nulls.get(name, "not computed, or a non-finite value")
+                raise NlueError(f"its primary metric {name} is {value} ({reason!s:.200})")
             continue
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise NlueError(f"metric {name!r} is {value!r:.40}, not a number")

@@ -126,6 +126,14 @@ class RecipeArguments:
     dry_run: bool = field(
         default=False, metadata={"help": "With --push_to_hub: list what would be uploaded; upload nothing."}
     )
+    overwrite: bool = field(
+        default=False,
+        metadata={
+            "help": "Replace a results file in --results_dir that holds a complete run with a partial one "
+            "(--max_eval_samples), or a run of another identity (another base model, data, hyperparameters, seed); "
+            "without it such a run is refused before it trains."
+        },
+    )
 
 
 @dataclass

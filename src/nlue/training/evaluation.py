@@ -18,7 +18,16 @@ from nlue.errors import NlueError
 from nlue.lm.checkpoints import is_checkpoint
 from nlue.predictions import attach
 from nlue.registry.tasks import TASK_NAMES, TaskSpec, get_task
-from nlue.results import RunResult, default_results_dir, model_slug, write_result
+from nlue.results import (
+    ResultExists,
+    RunResult,
+    check_replace,
+    default_results_dir,
+    model_slug,
+    task_result_path,
+    write_result,
+)
+from nlue.run_identity import local_model, run_identity, split_facts
 
 logger = logging.getLogger(__name__)
 
@@ -42,8 +51,14 @@ def evaluate_task(
     seed: int,
     *,
     show_progress: bool = True,
+    results_path: Path | None = None,
+    overwrite: bool = False,
 ) -> tuple[RunResult, list[dict[str, Any]]]:
-    """The task's results and its per-item prediction rows (nlue.predictions)."""
+    """The task's results and its per-item prediction rows (nlue.predictions).
+
+    ``results_path``: the results file the result will replace, checked before the model loads
+    (:func:`nlue.results.check_replace`; ``overwrite`` replaces one of another identity).
+    """
     from transformers import AutoConfig
 
     from nlue.lm.backends import CLASSIFIER
@@ -63,6 +78,11 @@ def evaluate_task(
     if split not in data:
         raise NlueError(f"dataset has no {split!r} split for {task.name}; it has {', '.join(data)}")
     rows = data[split]
+    identity = run_identity(task.name, local_model(str(checkpoint), CLASSIFIER), split_facts(rows, rows.num_rows),
+                            mode="classify", seed=seed, split=split,
+                            settings={"bootstrap_resamples": bootstrap_resamples})  # fmt: skip
+    if results_path is not None:
+        check_replace(results_path, identity, overwrite=overwrite)
     model, tokenizer = load_model(ModelSpec(str(checkpoint)), CLASSIFIER)
     started = time.perf_counter()
     logits = predict_logits(model, tokenizer, task, list(rows), batch_size=batch_size, show_progress=show_progress)
@@ -77,6 +97,7 @@ def evaluate_task(
         kind="fine-tune",
         metrics={k: v for k, v in metrics.items() if isinstance(v, float)},
         dataset=dataset_description(dataset, task.name, split),
+        identity=identity,
         timings={"predict_seconds": round(seconds, 3), "items_per_second": round(len(rows) / max(seconds, 1e-9), 1)},
         seed=seed,
     )
@@ -95,6 +116,7 @@ def run_evaluation(
     name: str | None = None,
     *,
     show_progress: bool = True,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Score ``model`` on ``tasks``; write one results file per task; return the NLUE score summary."""
     from nlue.scoring import nlue_score
@@ -114,15 +136,18 @@ def run_evaluation(
         task = get_task(task_name)
         try:
             result, item_rows = evaluate_task(
-                checkpoint, task, dataset, split, batch_size, bootstrap_resamples, seed, show_progress=show_progress
-            )
+                checkpoint, task, dataset, split, batch_size, bootstrap_resamples, seed, show_progress=show_progress,
+                results_path=task_result_path(results_dir, slug, task.name), overwrite=overwrite,
+            )  # fmt: skip
+        except ResultExists:
+            raise  # a results file this run may not replace stops the run: never a task "skipped"
         except NlueError as exc:
             if len(wanted) == 1:
                 raise
             skipped[task_name] = str(exc)  # reported by the caller
             continue
         attach(result, item_rows, results_dir, slug)
-        write_result(result, results_dir, slug)
+        write_result(result, results_dir, slug, overwrite=overwrite)
         scored[task_name] = result.metrics
     summary = nlue_score(scored, tasks=wanted).as_dict()
     summary["skipped"] = skipped

@@ -30,6 +30,7 @@ from nlue.errors import NlueError
 from nlue.predictions import attach
 from nlue.registry.tasks import TaskSpec
 from nlue.results import RunResult, default_results_dir, model_slug, result_path
+from nlue.run_identity import identity_key
 from nlue.training.args import DataArguments, LoraArguments, ModelArguments, NlueTrainingArguments, RecipeArguments
 from nlue.training.modeling import trainable_task
 from nlue.training.predict import logit_rows
@@ -227,13 +228,17 @@ def save_run(
     lora_args: LoraArguments,
     recipe_args: RecipeArguments,
     shared: bool = True,
+    identity: dict[str, Any] | None = None,
 ) -> RunOutcome:
     """Write the checkpoint, the results (once) and the card; merge and push on request.
 
     ``shared=False`` (one seed of several, :mod:`nlue.training.seeds`): the results and predictions stay in
     the checkpoint's folder; the seeds' combined results are what the shared results folder gets.
+    ``identity``: the run's (:func:`nlue.training.identity.training_identity`), recorded in the results and
+    checked against the shared results file it replaces (:func:`nlue.results.check_replace`).
     """
-    from nlue.results import write_json_atomic
+    from nlue.results import check_replace, write_json_atomic
+    from nlue.training.identity import results_folder, with_checkpoint
     from nlue.training.modelcard import write_model_card
 
     trainer, output_dir = trained.trainer, run.output_dir
@@ -247,10 +252,15 @@ def save_run(
         trainer.model.merge_and_unload().save_pretrained(merged_dir)
         trained.tokenizer.save_pretrained(merged_dir)
     result = run_result(run, trained, data_args, lora_args, recipe_args)
+    if identity is not None:
+        identity = with_checkpoint(identity, output_dir)
+        result.identity, result.identity_key = identity, identity_key(identity)
     own_results = output_dir / "nlue_results.json"
     card_path = output_dir / "README.md"
-    shared_path = result_path(result, run.results_dir)
+    shared_path = result_path(result, run.results_dir, results_folder(result.model, data_args))
     if trainer.is_world_process_zero():
+        if shared:
+            check_replace(shared_path, identity, overwrite=recipe_args.overwrite)
         # The per-item predictions go beside both copies of the results file, which name them.
         rows_dir = run.results_dir if shared else output_dir.parent
         rows_path = attach(
@@ -286,9 +296,15 @@ def run_training(
     """Fine-tune, evaluate and save one (model, task) run: resolve -> train -> save (or several seeds of it)."""
     if recipe_args.seeds != 1:
         return _run_seeds(model_args, data_args, lora_args, recipe_args, training_args)
+    from nlue.results import check_replace
+    from nlue.training.identity import results_folder, training_identity
+
     run = resolve_run(model_args, data_args, recipe_args, training_args)
+    identity = training_identity(run, data_args, lora_args, recipe_args)
+    name = results_folder(recipe_args.results_name or run.hub_model_id or str(run.output_dir), data_args)
+    check_replace(run.results_dir / name / f"{run.task.name}.json", identity, overwrite=recipe_args.overwrite)
     trained, _ = train_run(run, data_args, lora_args, recipe_args)
-    return save_run(run, trained, data_args, lora_args, recipe_args)
+    return save_run(run, trained, data_args, lora_args, recipe_args, identity=identity)
 
 
 def _run_seeds(
@@ -308,5 +324,13 @@ def _run_seeds(
         trained, _ = train_run(run, data_args, lora_args, recipe_args)
         return save_run(run, trained, data_args, lora_args, recipe_args, shared=False), trained.prediction_rows
 
-    path, result, outcomes = run_seeds(data_args, recipe_args, training_args, base, train_one)
+    def identity(seeds: list[int]) -> dict[str, Any]:
+        from nlue.training.identity import training_identity
+
+        first = resolve_run(model_args, data_args, recipe_args, dataclasses.replace(training_args, seed=seeds[0]))
+        combined = training_identity(first, data_args, lora_args, recipe_args, seeds)
+        combined.pop("checkpoint")  # a mean over several checkpoints: no one checkpoint scores these numbers
+        return combined
+
+    path, result, outcomes = run_seeds(data_args, recipe_args, training_args, base, train_one, identity)
     return RunOutcome(base, path, result, outcomes[0].card_path, None)

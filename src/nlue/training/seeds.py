@@ -25,7 +25,7 @@ from typing import Any
 
 from nlue.errors import NlueError
 from nlue.predictions import attach
-from nlue.results import default_results_dir, result_path, write_result
+from nlue.results import check_replace, default_results_dir, result_path, task_result_path, write_result
 from nlue.training.args import DataArguments, NlueTrainingArguments, RecipeArguments
 
 logger = logging.getLogger(__name__)
@@ -41,6 +41,9 @@ def combined_metrics(
     names = [name for name in per_seed[0] if not name.endswith(("_ci_low", "_ci_high"))]
     out: dict[str, float] = {}
     for name in names:
+        if any(metrics.get(name) is None for metrics in per_seed):  # undefined for a seed: so is the mean
+            out[name] = out[f"{name}_sd"] = None
+            continue
         values = [float(metrics[name]) for metrics in per_seed]
         out[name] = statistics.fmean(values)
         out[f"{name}_sd"] = statistics.stdev(values) if len(values) > 1 else 0.0
@@ -59,14 +62,26 @@ def run_seeds(
     training_args: NlueTrainingArguments,
     base: Path,
     train_one: Callable[[NlueTrainingArguments], tuple[Any, list[dict[str, Any]]]],
+    identity_of: Callable[[list[int]], dict[str, Any]] | None = None,
 ) -> tuple[Path, Any, list[Any]]:
     """Train and test once per seed (``train_one`` writes each seed's run in its own folder); write the seeds'
-    combined results to the shared folder. Returns (its path, the combined result, each seed's outcome)."""
+    combined results to the shared folder. Returns (its path, the combined result, each seed's outcome).
+
+    ``identity_of(seeds)``: the combined run's identity (:mod:`nlue.run_identity`), checked against the shared
+    results file before the first seed trains (:func:`nlue.results.check_replace`)."""
+    from nlue.training.identity import results_folder
+    from nlue.training.modeling import trainable_task
+
     if recipe_args.seeds < 1:
         raise NlueError(f"--seeds must be at least 1, got {recipe_args.seeds}")
     if training_args.push_to_hub:
         raise NlueError("--push_to_hub publishes one checkpoint: train the seed to publish with --seeds 1")
     seeds = [training_args.seed + k for k in range(recipe_args.seeds)]
+    results_dir = Path(recipe_args.results_dir) if recipe_args.results_dir else default_results_dir()
+    folder = results_folder(recipe_args.results_name or str(base), data_args)
+    identity = identity_of(seeds) if identity_of is not None else None
+    task = trainable_task(data_args.task).name
+    check_replace(task_result_path(results_dir, folder, task), identity, overwrite=recipe_args.overwrite)
     outcomes, rows_by_seed = [], []
     for seed in seeds:
         outcome, rows = train_one(dataclasses.replace(training_args, seed=seed, output_dir=str(base / f"seed-{seed}")))
@@ -93,13 +108,13 @@ def run_seeds(
         },
         notes=" ".join(filter(None, [first.notes, f"Mean over {len(seeds)} training seeds; *_sd is their sd."])),
         predictions=None,
+        identity=identity,
     )
-    results_dir = Path(recipe_args.results_dir) if recipe_args.results_dir else default_results_dir()
-    shared = result_path(result, results_dir)
+    shared = result_path(result, results_dir, folder)
     combined_rows = []
     for i, row in enumerate(rows_by_seed[0]):  # one prediction per seed; the gold stays last
         combined = {k: v for k, v in row.items() if k not in ("logits", "gold")}
         combined["prediction"] = [rows[i]["prediction"] for rows in rows_by_seed]
         combined_rows.append({**combined, "gold": row["gold"]})
     attach(result, combined_rows, results_dir, shared.parent.name)
-    return write_result(result, results_dir, shared.parent.name), result, outcomes
+    return write_result(result, results_dir, folder, overwrite=recipe_args.overwrite), result, outcomes

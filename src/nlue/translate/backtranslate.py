@@ -26,6 +26,7 @@ from typing import Any
 from nlue.errors import NlueError
 from nlue.lm.base import ChatMessage, GenerationRequest, LanguageModel
 from nlue.registry.spec import TaskSpec
+from nlue.strict_json import dumps_lines
 from nlue.translate.layout import RUN_REPORT, backtranslation_dir
 from nlue.translate.output import write_atomic, write_report
 from nlue.translate.prompts import item_fields
@@ -97,7 +98,7 @@ def backtranslate(
         }
 
     folder = backtranslation_dir(work)
-    write_atomic(folder / "rows.jsonl", [json.dumps(s, ensure_ascii=False) + "\n" for s in scored])
+    write_atomic(folder / "rows.jsonl", [dumps_lines(scored, where=str(folder / "rows.jsonl"))])
     report = {
         "system": system,
         "rows": count,

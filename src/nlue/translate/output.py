@@ -16,7 +16,6 @@ Each file is written to a temporary file in its folder and moved into place when
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -25,6 +24,7 @@ from typing import Any
 
 from nlue.errors import RowProblem
 from nlue.registry.spec import TaskSpec
+from nlue.strict_json import dumps
 from nlue.translate.batches import Translated
 
 
@@ -46,7 +46,7 @@ def write_atomic(path: Path, lines: Iterable[str]) -> Path:
 
 
 def _json_line(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return dumps(record, separators=(",", ":")) + "\n"
 
 
 def stored_label(task: TaskSpec, label: Any) -> Any:
@@ -96,4 +96,4 @@ def write_rejects(path: Path, rejects: Iterable[tuple[str, RowProblem]]) -> Path
 
 
 def write_report(path: Path, report: dict[str, Any]) -> Path:
-    return write_atomic(path, [json.dumps(report, ensure_ascii=False, indent=2) + "\n"])
+    return write_atomic(path, [dumps(report, where=str(path), indent=2) + "\n"])

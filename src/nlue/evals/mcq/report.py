@@ -63,7 +63,10 @@ def write_atomic(path: Path, write: Callable[[Any], None], binary: bool = False)
 
 
 def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
-    return write_atomic(path, lambda out: out.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    from nlue.strict_json import dumps_lines
+
+    text = dumps_lines(rows, where=str(path))
+    return write_atomic(path, lambda out: out.write(text))
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

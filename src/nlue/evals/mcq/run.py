@@ -89,8 +89,11 @@ def resolve_language(task: TaskSpec, prompt_language: str) -> str:
     return code
 
 
-def run_name(base: str, language: str, shots: int, mode: str = "generate") -> str:
-    return f"{base}__{language}-{shots}shot" + ("-loglik" if mode == "loglik" else "")
+def run_name(base: str, language: str, shots: int, mode: str = "generate", limit: int | None = None) -> str:
+    """``<base>__<language>-<k>shot[-loglik][-limit<N>]``: a partial run has a folder of its own."""
+    from nlue.run_identity import limit_suffix
+
+    return f"{base}__{language}-{shots}shot" + ("-loglik" if mode == "loglik" else "") + limit_suffix(limit)
 
 
 def model_base_name(model: LanguageModel) -> str:
@@ -238,18 +241,20 @@ def _prediction_rows(task: TaskSpec, items: Sequence[Mapping[str, Any]], strict:
     return prediction_rows(task, items, predictions, golds, extras)
 
 
-def _metrics(summary: Mapping[str, Any], extra: Mapping[str, float]) -> dict[str, float]:
-    """The numeric metrics (the leaderboard reads numbers only): headline numbers, intervals, invalid counts."""
-    metrics = {k: float(v) for k, v in summary.items() if k.startswith(HEADLINE) and isinstance(v, int | float)}
+def _metrics(summary: Mapping[str, Any], extra: Mapping[str, float]) -> dict[str, float | None]:
+    """The numeric metrics (the leaderboard reads numbers only): headline numbers, intervals, invalid counts; None
+    (null, with its reason in the results file) for a metric that cannot be computed."""
+    metrics = {k: None if v is None else float(v) for k, v in summary.items()
+               if k.startswith(HEADLINE) and (v is None or isinstance(v, int | float))}  # fmt: skip
     metrics.update({f"invalid_count_{k}": float(v) for k, v in summary["invalid_counts"].items()})
     metrics.update(extra)
     return metrics
 
 
-def _gap_with_other_run(results_dir, base, task, language, shots, mode, rows, resamples, seed):
+def _gap_with_other_run(results_dir, base, task, language, shots, mode, rows, resamples, seed, limit=None):
     native = exam_of(task).language
     other = native if language == ENGLISH else ENGLISH
-    other_name = run_name(base, other, shots, mode)
+    other_name = run_name(base, other, shots, mode, limit)
     other_raw = Path(results_dir) / other_name / task.name / report.RAW_OUTPUTS
     if language not in (ENGLISH, native) or not other_raw.is_file():
         return None, {}
@@ -263,7 +268,7 @@ def _gap_with_other_run(results_dir, base, task, language, shots, mode, rows, re
     if gap is None:
         logger.warning("no item in common with %s: no English vs native gap", other_raw)
         return None, {}
-    this_name = run_name(base, language, shots, mode)
+    this_name = run_name(base, language, shots, mode, limit)
     names = {ENGLISH: this_name if language == ENGLISH else other_name, native: other_name if language == ENGLISH
              else this_name}  # fmt: skip
     gap["runs"] = names
@@ -288,15 +293,21 @@ def run_mcq(
     bootstrap_resamples: int | None = 1000,
     seed: int = SEED,
     chart: bool = True,
+    overwrite: bool = False,
 ) -> McqRun:
-    """Run ``model`` on the exam ``task`` of ``dataset`` and write every file (module docstring)."""
+    """Run ``model`` on the exam ``task`` of ``dataset`` and write every file (module docstring).
+
+    A results file this run may not replace (a complete run where this one is partial, or a run of another
+    identity: :func:`nlue.results.check_replace`) is refused before the first request, unless ``overwrite``.
+    """
     from nlue.results import default_results_dir
 
     results_dir = Path(results_dir) if results_dir is not None else default_results_dir()
     from nlue.data.access import dataset_description
     from nlue.evals.nlue_llm import llm_kind
     from nlue.predictions import attach
-    from nlue.results import RunResult, write_result
+    from nlue.results import RunResult, check_replace, task_result_path, write_result
+    from nlue.run_identity import model_run_identity, split_facts
 
     spec = exam_task(task)
     language = resolve_language(spec, prompt_language)
@@ -304,25 +315,35 @@ def run_mcq(
         raise NlueError(f"mode must be one of {', '.join(MODES)} and choices one of {', '.join(CHOICE_MODES)}")
     if shots < 0:
         raise NlueError(f"shots must be 0 or more, got {shots}")
-    items, pool = load_exam(dataset, spec, shots, limit)
+    if limit is not None and limit < 1:
+        raise NlueError(f"--limit must be at least 1, got {limit}")
+    everything, pool = load_exam(dataset, spec, shots)
+    items = everything[:limit] if limit else everything
     base = name or model_base_name(model)
-    this_name = run_name(base, language, shots, mode)
+    this_name = run_name(base, language, shots, mode, limit)
     folder = Path(results_dir) / this_name / spec.name
-    started = time.perf_counter()
     settings: dict[str, Any] = {"mode": mode, "prompt_language": language,
                                 "prompt_language_role": "english" if language == ENGLISH else "native",
                                 "shots": shots, "demonstration_seed": seed}  # fmt: skip
     if mode == "generate":
         chat = uses_chat(model) if chat is None else chat
         cap = generation_cap(model, max_new_tokens)
-        hashes, answers, strict, lenient = _generate(model, spec, items, language, shots, pool, chat, cap, seed)
-        extra: dict[str, float] = {}
         settings.update(evaluation="generation, strict two-line parsing", chat=chat, decoding="greedy",
                         max_new_tokens=cap, stop=list(stop_sequences(language)))  # fmt: skip
     else:
+        settings.update(evaluation="log-likelihood of each option as a continuation", choices=choices, chat=False)
+    protocol = {k: v for k, v in settings.items() if k in ("chat", "decoding", "max_new_tokens", "stop", "choices")}
+    identity = model_run_identity(model, spec.name, split_facts(everything, len(items), pool), mode=mode, shots=shots,
+                                  prompt_language=language, limit=limit, seed=seed,
+                                  settings={**protocol, "bootstrap_resamples": bootstrap_resamples})  # fmt: skip
+    check_replace(task_result_path(results_dir, this_name, spec.name), identity, overwrite=overwrite)
+    started = time.perf_counter()
+    if mode == "generate":
+        hashes, answers, strict, lenient = _generate(model, spec, items, language, shots, pool, chat, cap, seed)
+        extra: dict[str, float] = {}
+    else:
         hashes, answers, strict, extra = _loglik(model, spec, items, language, shots, pool, choices, seed)
         lenient = None
-        settings.update(evaluation="log-likelihood of each option as a continuation", choices=choices, chat=False)
     elapsed = time.perf_counter() - started
     summary = score_answers(items, strict, lenient, bootstrap_resamples=bootstrap_resamples or None, seed=seed)
     rows = report.raw_output_rows(items, hashes, answers, strict, lenient)
@@ -335,7 +356,8 @@ def run_mcq(
     if chart:
         overall = summary["accuracy_all_items"]
         files["chart"] = report.plot_domains(folder / report.CHART, tables["domain"], overall, title)
-    gap, names = _gap_with_other_run(results_dir, base, spec, language, shots, mode, rows, bootstrap_resamples, seed)
+    gap, names = _gap_with_other_run(results_dir, base, spec, language, shots, mode, rows, bootstrap_resamples, seed,
+                                     limit)  # fmt: skip
     if gap is not None:
         files["prompt_gap"] = report.write_gap(folder, gap, names)
     details = {
@@ -350,6 +372,7 @@ def run_mcq(
         kind=llm_kind(shots),
         metrics=_metrics(summary, extra),
         dataset=described,
+        identity=identity,
         hyperparameters={**settings, "backend": model.describe().backend, "model": model.describe().to_dict()},
         seed=seed,
         timings={"model_seconds": round(elapsed, 3)},
@@ -361,6 +384,6 @@ def run_mcq(
         ),
     )
     attach(result, _prediction_rows(spec, items, strict, answers), Path(results_dir), this_name)
-    result_path = write_result(result, Path(results_dir), this_name)
+    result_path = write_result(result, Path(results_dir), this_name, overwrite=overwrite)
     logger.info("%s: accuracy over all items %.4f on %d items", this_name, summary["accuracy_all_items"], len(items))
     return McqRun(result, result_path, folder, this_name, language, tables, files, gap)

@@ -23,6 +23,7 @@ from nlue.evals.mcq.parse import INVALID_CATEGORIES, ParseResult
 from nlue.registry.kinds.multiple_choice import key_letter, multiple_choice_problem
 from nlue.registry.mcq import format_invalid_rate
 from nlue.scoring.bootstrap import DEFAULT_CONFIDENCE_LEVEL, DEFAULT_SEED, scores_with_intervals
+from nlue.strict_json import finite_or_none
 
 GROUPS: tuple[str, ...] = ("domain", "subdomain", "level")
 LENIENT_NOTE = (
@@ -41,7 +42,8 @@ def _summary(
     references = [key_letter(item["correct_key"]) for item in items]
     problem = multiple_choice_problem([r.prediction for r in results], references, "the exam answers")
     out: dict[str, Any] = {"n_items": len(items), "parseable_items": sum(r.valid for r in results)}
-    out.update(scores_with_intervals(problem, None, bootstrap_resamples, confidence_level, seed))
+    # accuracy_parseable is undefined when nothing parsed: None (null in every file), never NaN
+    out.update(finite_or_none(scores_with_intervals(problem, None, bootstrap_resamples, confidence_level, seed)))
     out["invalid_percent"] = format_invalid_rate(out["invalid_rate"])
     counts = dict.fromkeys(INVALID_CATEGORIES, 0)
     for result in results:
