@@ -79,9 +79,7 @@ def test_the_snapshot_revives_to_equal_tasks() -> None:
     old = _old_tasks()
     for name, task in TASKS.items():
         fields = EXPECTED["tasks"][name]["fields"]
-        assert {k: canonical(getattr(old[name], k)) for k in fields} == {
-            k: canonical(getattr(task, k)) for k in fields
-        }
+        assert {k: canonical(getattr(old[name], k)) for k in fields} == {k: canonical(getattr(task, k)) for k in fields}
 
 
 def _digests(root: Path) -> dict[str, str]:
