@@ -252,7 +252,7 @@ def _local_file(where: Path_, source: dict[str, Any], folder: Path) -> Found:
     if relative.is_absolute():
         yield (*where, "path"), "expected a path relative to the task file's folder"
         return
-    path = folder / relative
+    path = (folder / relative).resolve()
     if not path.is_file():
         yield (*where, "path"), f"no file {relative} beside the task file (looked for {path})"
     if "format" not in source and path.suffix.lower() not in FORMATS:

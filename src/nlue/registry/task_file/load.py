@@ -91,7 +91,7 @@ def load_with_problems(path: Path, seen: tuple[Path, ...] = ()) -> tuple[list[Pr
         elif child_file is not None:
             included += child_file.tasks
     if problems:
-        return problems, None
+        return _in_file_order(problems), None
     name = header["name"] if header else None
     citation = header.get("citation") if header else None
     tasks = [task_from_declaration(doc, path, name, citation) for _, doc in declarations]
@@ -103,6 +103,12 @@ def load_with_problems(path: Path, seen: tuple[Path, ...] = ()) -> tuple[list[Pr
         return [read.problem(("tasks",), f"the task name(s) {', '.join(repeated)} occur twice")], None
     benchmark = Benchmark(name, header["title"], citation or "", tuple(tasks), str(path)) if header else None
     return [], LoadedFile(path, tuple(tasks), benchmark, tuple(p.resolve() for p in listed))
+
+
+def _in_file_order(problems: list[Problem]) -> list[Problem]:
+    """Problems file by file (in the order the files were met), each file's by line."""
+    files = list(dict.fromkeys(problem.file for problem in problems))
+    return sorted(problems, key=lambda problem: (files.index(problem.file), problem.line or 0))
 
 
 def _in_order(read: ReadFile, inline: list[TaskSpec], listed: list[TaskSpec]) -> list[TaskSpec]:

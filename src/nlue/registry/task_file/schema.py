@@ -7,6 +7,7 @@ library and says, for each problem, the key path and what was expected there.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 from collections.abc import Iterator
@@ -72,6 +73,10 @@ def _message(error: Any) -> tuple[Path_, str]:
     """An error's key path and what was expected there, in words."""
     path: Path_ = tuple(error.absolute_path)
     keyword, value, schema = error.validator, error.instance, error.schema
+    if "propertyNames" in error.absolute_schema_path:  # a key that is not allowed here: the path names it
+        allowed = schema.get("enum") or []
+        expected = f"one of: {', '.join(allowed)}" if allowed else schema.get("description", "a valid key")
+        return (*path, str(value)), f"not a key this mapping takes; expected {expected}"
     if keyword == "required":
         missing = next((name for name in error.validator_value if name not in value), "?")
         sub = schema.get("properties", {}).get(missing, {})
@@ -79,9 +84,10 @@ def _message(error: Any) -> tuple[Path_, str]:
     if keyword == "additionalProperties":
         known = sorted(schema.get("properties", {}))
         extra = sorted(k for k in value if k not in known)
-        return (*path, extra[0] if extra else "?"), (
-            f"unknown key; expected one of: {', '.join(known)}" if known else "unknown key"
-        )
+        name = extra[0] if extra else "?"
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        return (*path, name), f"unknown key; {hint}expected one of: {', '.join(known)}" if known else "unknown key"
     if keyword == "propertyNames":
         return path, f"{_shown(value)}: a key here must be {_expected_of(error.validator_value)}"
     if keyword == "type":
