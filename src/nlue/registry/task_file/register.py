@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from nlue.errors import NlueError
@@ -54,6 +55,12 @@ def _benchmarks(loaded: list[LoadedFile]) -> list[Benchmark]:
     return out
 
 
+def _same_task(task: TaskSpec, taken: TaskSpec) -> bool:
+    """Whether ``task`` declares the registered ``taken`` again (a shipped task file loaded on its own
+    lacks only the citation its benchmark file lends it)."""
+    return replace(task, citation=task.citation or taken.citation) == taken
+
+
 def _new_tasks(benchmark: Benchmark) -> Benchmark | None:
     """``benchmark`` less the tasks that are shipped ones declared again; None when nothing is new.
 
@@ -64,7 +71,7 @@ def _new_tasks(benchmark: Benchmark) -> Benchmark | None:
         taken = TASKS.get(task.name)
         if taken is None:
             fresh.append(task)
-        elif taken != task:
+        elif not _same_task(task, taken):
             raise NlueError(
                 f"{task.task_file}: the task name {task.name!r} is taken by the {taken.benchmark!r} task of that "
                 f"name ({taken.task_file or 'declared in Python'}); rename your task (its `name:` key)"
