@@ -243,3 +243,18 @@ def test_every_shipped_task_file_validates() -> None:
     files = sorted(SHIPPED_DIR.glob("*/*.yaml"))
     assert len(files) == 15 + 3  # the tasks and the three benchmark files
     assert [str(problem) for path in files for problem in check_file(path)] == []
+
+
+def test_the_reference_page_lists_every_key_of_the_schema() -> None:
+    """The task-file page is generated from the shipped schema (docs/hooks.py), so it names every key."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", Path(__file__).resolve().parents[1] / "docs/hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    page = hooks.task_file_schema_reference()
+    defs = task_file_schema()["$defs"]
+    for name in ("task", "prompt", "exam", "split_source", "benchmark_file"):
+        for key in defs[name]["properties"]:
+            assert f"| `{key}` |" in page, (name, key)
+    assert '"$schema"' in page  # the schema itself, as shipped

@@ -1,8 +1,8 @@
 """Benchmarks -> tasks: which benchmarks the package knows, and one lookup over all their tasks.
 
 A benchmark (NLUE, the native-language MCQ exams, the neDIOM idiom set) has a name, a
-title, a citation and its tasks, all declared in task files (:mod:`nlue.registry.task_file`). Task names are unique across benchmarks, so
-``get_task(name)`` finds any task. :func:`registered` adds a benchmark for as long as a
+title, a citation and its tasks, all declared in task files (:mod:`nlue.registry.task_file`).
+Task names are unique across benchmarks, so ``get_task(name)`` finds any task. :func:`registered` adds a benchmark for as long as a
 ``with`` block lasts (tests add a throwaway task this way, and
 :func:`nlue.registry.task_file.register.registered_task_files` a user's task files); the
 views below are live, so every part of the package sees it with no other code touched.
@@ -20,10 +20,9 @@ from nlue.registry.spec import Benchmark, TaskSpec
 from nlue.registry.task_file.load import shipped_benchmarks
 
 # The shipped benchmarks, loaded from their task files (nlue/registry/shipped_tasks) by the loader a user's take.
-NLUE, MCQ, NEDIOM = shipped_benchmarks()
-
-_BENCHMARKS: dict[str, Benchmark] = {NLUE.name: NLUE, MCQ.name: MCQ, NEDIOM.name: NEDIOM}
-_TASKS: dict[str, TaskSpec] = {task.name: task for benchmark in (NLUE, MCQ, NEDIOM) for task in benchmark.tasks}
+_BENCHMARKS: dict[str, Benchmark] = {benchmark.name: benchmark for benchmark in shipped_benchmarks()}
+_TASKS: dict[str, TaskSpec] = {task.name: task for benchmark in _BENCHMARKS.values() for task in benchmark.tasks}
+NLUE, MCQ, NEDIOM = _BENCHMARKS["nlue"], _BENCHMARKS["mcq"], _BENCHMARKS["nediom"]
 
 BENCHMARKS: MappingProxyType[str, Benchmark] = MappingProxyType(_BENCHMARKS)
 TASKS: MappingProxyType[str, TaskSpec] = MappingProxyType(_TASKS)
@@ -89,7 +88,10 @@ def get_task(name: str) -> TaskSpec:
     try:
         return _TASKS[name]
     except KeyError:
-        raise NlueError(f"unknown NLUE task {name!r}; expected one of: {', '.join(_TASKS)}") from None
+        raise NlueError(
+            f"unknown NLUE task {name!r}; expected one of: {', '.join(_TASKS)} (a task of your own is declared "
+            "in a task file: see `nlue tasks new --help`)"
+        ) from None
 
 
 def benchmark_of(task: TaskSpec) -> Benchmark:
