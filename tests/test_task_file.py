@@ -258,3 +258,28 @@ def test_the_reference_page_lists_every_key_of_the_schema() -> None:
         for key in defs[name]["properties"]:
             assert f"| `{key}` |" in page, (name, key)
     assert '"$schema"' in page  # the schema itself, as shipped
+
+
+def test_a_users_benchmark_file_and_refusals_register_all_or_nothing(urdu_task: Path, tmp_path: Path) -> None:
+    """Issue 30, item 1: a benchmark file lists task files and holds inline tasks; a clash registers nothing."""
+    inline = URDU_TASK.split("data:")[0].replace("name: ur_sentiment", "name: ur_sentiment_short")
+    bench = tmp_path / "bench.yaml"
+    indented = "\n".join(("  - " if i == 0 else "    ") + line for i, line in enumerate(inline.splitlines()))
+    bench.write_text(
+        "benchmark: {name: urdu_reviews, title: Urdu reviews, citation: '@misc{ours}'}\n"
+        f"tasks:\n  - ur_sentiment.yaml\n{indented}\n",
+        encoding="utf-8",
+    )
+    with registered_task_files([tmp_path]) as tasks:  # the folder: the listed file is taken once
+        assert [t.name for t in tasks] == ["ur_sentiment", "ur_sentiment_short"]
+        assert {t.benchmark for t in tasks} == {"urdu_reviews"} and {t.citation for t in tasks} == {"@misc{ours}"}
+    twin = tmp_path / "twin" / "ur_sentiment.yaml"
+    twin.parent.mkdir()
+    twin.write_text(inline.replace("name: ur_sentiment_short", "name: ur_sentiment"), encoding="utf-8")
+    with pytest.raises(NlueError, match="declared by more than one"), registered_task_files([urdu_task, twin]):
+        pass
+    clash = tmp_path / "clash.yaml"
+    clash.write_text(inline.replace("name: ur_sentiment_short", "name: other\nbenchmark: nlue"), encoding="utf-8")
+    with pytest.raises(NlueError, match="benchmark name 'nlue' is taken"), registered_task_files([clash]):
+        pass
+    assert "other" not in TASKS and "ur_sentiment" not in TASKS
