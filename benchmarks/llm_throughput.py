@@ -66,9 +66,9 @@ from nlue.lm.base import GenerationRequest, Loglikelihood, LoglikelihoodRequest
 from nlue.lm.local import LocalCausalLM
 from nlue.lm.serve import transformers_serve
 from nlue.lm.tiny import save_tiny_causal_lm
+from nlue.registry.benchmarks import MCQ
 from nlue.registry.kinds.mcq_text import KEY_LABEL, TEXT_LABEL
 from nlue.registry.kinds.multiple_choice import item_options, key_letter
-from nlue.registry.mcq import MCQ_TASKS
 
 LETTERS = ("A", "B", "C", "D")
 BASE_SHAPE = {"n_layer": 12, "n_embd": 768, "n_head": 12, "n_inner": 3072, "n_positions": 1024}
@@ -85,7 +85,7 @@ def build_model(out: Path, quick: bool) -> Path:
 
 def make_items(n: int) -> list[dict[str, Any]]:
     """``n`` distinct exam items: the Nepali sample's own, then the same with their options rotated."""
-    exam = next(task for task in MCQ_TASKS if task.language == "ne")  # the exam in the registry, by its language
+    exam = next(task for task in MCQ.tasks if task.language == "ne")  # the exam in the registry, by its language
     written = [item for split in exam.splits for item in sample_split(exam, split)]
     items = []
     for i in range(n):

@@ -7,7 +7,9 @@ A page holds a marker such as ``<!-- generated: cli -->`` where the generated pa
   parses with (``HfArgumentParser`` for ``train`` and ``search``);
 * ``results-schema``: the fields of the results file (``nlue.results.RunResult``), with their types,
   defaults and the comments beside them in the source;
-* ``space-tabs``: the Space's tabs in the order the page shows them (``nlue.space.ui``).
+* ``space-tabs``: the Space's tabs in the order the page shows them (``nlue.space.ui``);
+* ``task-file-schema``: every key of a task file, from the published JSON Schema
+  (``nlue/registry/task_file/task_file.schema.json``), and the schema itself.
 
 ``CONTRIBUTING.md`` at the repository root is published as the page ``contributing.md``, its links
 into ``docs/`` rewritten to the site's. This file is loaded by MkDocs by path (``hooks:`` in
@@ -227,6 +229,80 @@ def paper_flags_reference() -> str:
     return "\n".join(out)
 
 
+# --- the task file -------------------------------------------------------------------------------
+
+_SCHEMA_SECTIONS = (
+    ("task", "A task", ()),
+    ("task", "`inputs`", ("inputs",)),
+    ("prompt", "`prompts.<language>`", ()),
+    ("prompt", "`prompts.<language>.answer_line`", ("answer_line",)),
+    ("exam", "`exam` (multiple choice)", ()),
+    ("split_source", "`data.<split>`", ()),
+    ("task", "`sizes`", ("sizes",)),
+    ("benchmark_file", "A benchmark file", ()),
+    ("benchmark_file", "`benchmark` (a benchmark file's header)", ("benchmark",)),
+)
+
+
+def _schema_value(schema: dict[str, Any], defs: dict[str, Any]) -> str:
+    """What a key takes, in words: its type, allowed values or pattern."""
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        target = defs[name]
+        words = {"task": "a task (mapping)", "prompt": "a prompt (mapping)", "exam": "a mapping (see `exam`)",
+                 "split_source": "a source (see `data.<split>`)"}.get(name)  # fmt: skip
+        return words or _schema_value({**target, **{k: v for k, v in schema.items() if k != "$ref"}}, defs)
+    if "enum" in schema:
+        return "one of " + ", ".join(str(v) for v in schema["enum"])
+    if "if" in schema:
+        return f"{_schema_value(schema['then'], defs)}, or {_schema_value(schema['else'], defs)}"
+    if "const" in schema:
+        return str(schema["const"])
+    kind = schema.get("type", "")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "array" in kinds:
+        items = schema.get("items", {})
+        return f"a list of {_schema_value(items, defs)}" if items else "a list"
+    if "object" in kinds and "additionalProperties" in schema and not schema.get("properties"):
+        return f"a mapping to {_schema_value(schema['additionalProperties'], defs)}"
+    words = {"string": "text", "integer": "a whole number", "number": "a number", "boolean": "true or false",
+             "object": "a mapping", "null": "null"}  # fmt: skip
+    return " or ".join(words.get(k, k) for k in kinds if k) or "text"
+
+
+def task_file_schema_reference() -> str:
+    """Every key of a task file, table by table, from the shipped JSON Schema (so the page cannot drift)."""
+    _use_this_checkout()
+    from nlue.registry.task_file.schema import SCHEMA_PATH, task_file_schema
+
+    schema = task_file_schema()
+    defs = schema["$defs"]
+    out: list[str] = []
+    for name, title, within in _SCHEMA_SECTIONS:
+        node = defs[name]
+        for key in within:
+            node = node["properties"][key]
+        required = set(node.get("required", ()))
+        out += [f"### {title}", ""]
+        if node.get("description"):
+            out += [html.escape(node["description"]), ""]
+        out += ["| key | required | value | meaning |", "|---|---|---|---|"]
+        for key, sub in node.get("properties", {}).items():
+            description = sub.get("description") or defs.get(sub.get("$ref", "").rsplit("/", 1)[-1], {}).get(
+                "description", ""
+            )
+            out.append(
+                f"| `{key}` | {'yes' if key in required else ''} | {_cell(_schema_value(sub, defs))} "
+                f"| {_cell(description)} |"
+            )
+        out.append("")
+    text = SCHEMA_PATH.read_text(encoding="utf-8").rstrip()
+    out += ["### The schema", "", f"`{SCHEMA_PATH.name}`, as shipped in the package:", "",
+            '??? note "task_file.schema.json"', "", "    ```json",
+            *(f"    {line}" for line in text.splitlines()), "    ```", ""]  # fmt: skip
+    return "\n".join(out)
+
+
 # --- the results file -----------------------------------------------------------------------------
 
 
@@ -316,6 +392,7 @@ GENERATORS = {
     "tasks": tasks_reference,
     "results-schema": results_reference,
     "space-tabs": space_tabs_reference,
+    "task-file-schema": task_file_schema_reference,
     "paper-flags": paper_flags_reference,
     "room-imports": room_imports_reference,
 }

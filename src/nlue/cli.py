@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
@@ -26,7 +25,9 @@ from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
 logger = logging.getLogger("nlue")
 
 EPILOG = """examples:
-  nlue tasks                                   the 12 configs of the registry
+  nlue tasks                                   every task of the registry (NLUE's 12, the exams, neDIOM)
+  nlue tasks new --kind classification         a commented task file to start your own task from
+  nlue tasks validate my_task.yaml             check a task file: every problem, with its line and key
   nlue build --out build                       build the embedded sample into build/nlue
   nlue build --source raw/ --out build         build every <config>/<split>.<ext> under raw/
   nlue build --task sa --train sent.csv --test sent_test.csv \\
@@ -42,14 +43,6 @@ conventions (every sub-command):
   130 interrupted; results go to --results-dir, by default $NLUE_RESULTS_DIR or build/results, the
   folder nlue space reads
 """
-
-
-def _add_tasks(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("tasks", help="print the task registry", description="Print the NLUE task registry.")
-    p.add_argument("--json", action="store_true", help="print the full registry as JSON")
-    p.add_argument("--gmet-categories", action="store_true", help="list the 75 GMET categories by theme")
-    add_logging_options(p)
-    p.set_defaults(func=_cmd_tasks)
 
 
 def _add_build(sub: argparse._SubParsersAction) -> None:
@@ -204,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only, no progress bars")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    _add_tasks(sub)
+    _add_own_parser_command(sub, "tasks")  # first in --help: what there is to run
     _add_build(sub)
     _add_push(sub)
     _add_hf_commands(sub)
@@ -212,25 +205,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_space(sub)
     _add_quickstart(sub)
     return parser
-
-
-def _cmd_tasks(args: argparse.Namespace) -> int:
-    from nlue.registry.tasks import GMET_THEMES
-    from nlue.registry.views import registry_as_dict, registry_table
-
-    if args.gmet_categories:
-        # Numbered 1-75 in the paper's appendix order: `nlue build` accepts the number for a category.
-        number = 0
-        for theme, categories in GMET_THEMES.items():
-            print(f"{theme} ({len(categories)}):")
-            for category in categories:
-                number += 1
-                print(f"  {number:>2}  {category}")
-    elif args.json:
-        print(json.dumps(registry_as_dict(), ensure_ascii=False, indent=2))
-    else:
-        print(registry_table())
-    return 0
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -348,6 +322,7 @@ HF_ARGUMENT_COMMANDS = ("train", "search")
 
 # Sub-commands with a parser of their own (same backbone): the module whose main(argv) runs them, imported on use.
 OWN_PARSER_COMMANDS: dict[str, str] = {
+    "tasks": "nlue.registry.task_file.cli",
     "gmet": "nlue.gmet.cli",
     "baseline": "nlue.evals.baseline_cli",
     "mcq": "nlue.pipelines.mcq_cli",
@@ -368,6 +343,7 @@ def _own_parser_main(command: str) -> Callable[[Sequence[str]], int]:
 
 # What `nlue --help` says of the sub-commands whose own parser takes over in main().
 OWN_PARSER_HELP: dict[str, str] = {
+    "tasks": "print the task registry; check a task file (validate) or start one (new)",
     "train": "fine-tune an encoder on a task (Trainer; presets or LoRA)",
     "search": "grid search with k-fold cross-validation, then train and test",
     "gmet": "zero-shot GMET scoring of a masked LM, and human judging",
@@ -384,9 +360,15 @@ OWN_PARSER_HELP: dict[str, str] = {
 }
 
 
+def _add_own_parser_command(sub: argparse._SubParsersAction, name: str) -> None:
+    """List ``name`` for `nlue --help`; its own parser takes over in main()."""
+    if name not in sub.choices:
+        sub.add_parser(name, help=f"{OWN_PARSER_HELP[name]}; `nlue {name} --help`")
+
+
 def _add_hf_commands(sub: argparse._SubParsersAction) -> None:
-    for name, text in OWN_PARSER_HELP.items():  # listed for `nlue --help`; their own parser takes over in main()
-        sub.add_parser(name, help=f"{text}; `nlue {name} --help`")
+    for name in OWN_PARSER_HELP:
+        _add_own_parser_command(sub, name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,47 +1,28 @@
 """Benchmarks -> tasks: which benchmarks the package knows, and one lookup over all their tasks.
 
-A benchmark (NLUE and native-language MCQ exams now; the neDIOM idiom set next) has a
-name, a title, a citation and its tasks. Task names are unique across benchmarks, so
-``get_task(name)`` finds any task. :func:`registered` adds a benchmark for as long as a
-``with`` block lasts (tests add a throwaway task this way); the views below are live, so
-every part of the package sees it with no other code touched.
+A benchmark (NLUE, the native-language MCQ exams, the neDIOM idiom set) has a name, a
+title, a citation and its tasks, all declared in task files (:mod:`nlue.registry.task_file`).
+Task names are unique across benchmarks, so ``get_task(name)`` finds any task. :func:`registered` adds a benchmark for as long as a
+``with`` block lasts (tests add a throwaway task this way, and
+:func:`nlue.registry.task_file.register.registered_task_files` a user's task files); the
+views below are live, so every part of the package sees it with no other code touched.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from nlue.errors import NlueError
-from nlue.registry.mcq import MCQ_CITATION, MCQ_TASKS
-from nlue.registry.nediom import NEDIOM_CITATION, NEDIOM_TASKS
-from nlue.registry.nlue import NLUE_CITATION, NLUE_TASKS
-from nlue.registry.spec import TaskSpec
+from nlue.registry.spec import Benchmark, TaskSpec
+from nlue.registry.task_file.load import shipped_benchmarks
 
-
-@dataclass(frozen=True)
-class Benchmark:
-    """A benchmark: its tasks, in order, and how to cite it."""
-
-    name: str
-    title: str
-    citation: str
-    tasks: tuple[TaskSpec, ...]
-
-    @property
-    def task_names(self) -> tuple[str, ...]:
-        return tuple(task.name for task in self.tasks)
-
-
-NLUE = Benchmark("nlue", "NLUE: Nepali Language Understanding Evaluation", NLUE_CITATION, NLUE_TASKS)
-MCQ = Benchmark("mcq", "Native-language multiple-choice exams (UrduMMLU protocol)", MCQ_CITATION, MCQ_TASKS)
-NEDIOM = Benchmark("nediom", "neDIOM: Nepali idioms in context", NEDIOM_CITATION, NEDIOM_TASKS)
-
-_BENCHMARKS: dict[str, Benchmark] = {NLUE.name: NLUE, MCQ.name: MCQ, NEDIOM.name: NEDIOM}
-_TASKS: dict[str, TaskSpec] = {task.name: task for benchmark in (NLUE, MCQ, NEDIOM) for task in benchmark.tasks}
+# The shipped benchmarks, loaded from their task files (nlue/registry/shipped_tasks) by the loader a user's take.
+_BENCHMARKS: dict[str, Benchmark] = {benchmark.name: benchmark for benchmark in shipped_benchmarks()}
+_TASKS: dict[str, TaskSpec] = {task.name: task for benchmark in _BENCHMARKS.values() for task in benchmark.tasks}
+NLUE, MCQ, NEDIOM = _BENCHMARKS["nlue"], _BENCHMARKS["mcq"], _BENCHMARKS["nediom"]
 
 BENCHMARKS: MappingProxyType[str, Benchmark] = MappingProxyType(_BENCHMARKS)
 TASKS: MappingProxyType[str, TaskSpec] = MappingProxyType(_TASKS)
@@ -107,7 +88,10 @@ def get_task(name: str) -> TaskSpec:
     try:
         return _TASKS[name]
     except KeyError:
-        raise NlueError(f"unknown NLUE task {name!r}; expected one of: {', '.join(_TASKS)}") from None
+        raise NlueError(
+            f"unknown NLUE task {name!r}; expected one of: {', '.join(_TASKS)} (a task of your own is declared "
+            "in a task file: see `nlue tasks new --help`)"
+        ) from None
 
 
 def benchmark_of(task: TaskSpec) -> Benchmark:

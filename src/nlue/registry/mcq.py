@@ -1,7 +1,8 @@
-"""Native-language multiple-choice exams (the UrduMMLU protocol) as data: tasks, vocabularies, the paper's table.
+"""Native-language multiple-choice exams (the UrduMMLU protocol): the paper's facts and tables, the prompt words.
 
 Facts come from the UrduMMLU paper (arXiv:2606.07167, digest ``shared/mcq_facts.md``);
-descriptions are our own words. Two tasks:
+descriptions are our own words. Two tasks, declared in task files
+(``nlue/registry/shipped_tasks/mcq/``: their descriptions, vocabularies and aliases):
 
 * ``mcq_ur``: Urdu exam questions in UrduMMLU's schema and vocabularies (Table 13: 5
   domains, 26 subdomains, levels SSC-I to HSSC-II, grades 9-12 mapped as the paper does).
@@ -31,20 +32,11 @@ in stored order, never shuffled (12.9).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 
-from nlue.registry.kinds import get_kind
-from nlue.registry.spec import PromptSpec, TaskSpec
+from nlue.registry.spec import ExamSpec, PromptSpec  # noqa: F401  (ExamSpec: its old home, still importable)
 
-MCQ_CITATION = """@misc{tabassum2026urdummlu,
-  title         = {UrduMMLU: A Massive Multitask Benchmark for Urdu Language Understanding},
-  author        = {Tabassum and Ahmad and Iqbal and Aijaz and Ahsan and Nakov},
-  year          = {2026},
-  eprint        = {2606.07167},
-  archivePrefix = {arXiv},
-  note          = {Dataset: MBZUAI/UrduMMLU on the Hugging Face Hub}
-}"""
 PAPER_TOTAL_ITEMS = 26_431
 PAPER_DEMO_POOL_SIZE = (
     200  # held-out validated MCQs the few-shot runs drew from (whether inside the 26,431 is unstated)
@@ -79,57 +71,6 @@ URDUMMLU_SUBDOMAINS: Mapping[str, tuple[tuple[str, str, tuple[str, ...]], ...]] 
 URDUMMLU_DOMAIN_COUNTS: Mapping[str, int] = MappingProxyType(
     {"Humanities": 11_010, "Social Sciences": 7_968, "STEM": 5_113, "Other": 1_365, "Profession": 975}
 )
-URDU_LEVELS: tuple[str, ...] = _ALL
-URDU_GRADES: Mapping[int, str] = MappingProxyType({9: "SSC-I", 10: "SSC-II", 11: "HSSC-I", 12: "HSSC-II"})
-# The paper's own examples of label normalisation, and the subjects' Urdu names.
-URDU_SUBJECT_ALIASES: Mapping[str, str] = MappingProxyType(
-    {
-        "everyday science": "general science", "maths": "mathematics", "math": "mathematics",
-        "general mathematics": "mathematics", "riazi": "mathematics", "ریاضی": "mathematics",
-        "جنرل سائنس": "general science", "عام سائنس": "general science", "طبیعیات": "physics",
-        "کیمیا": "chemistry", "حیاتیات": "biology", "کمپیوٹر سائنس": "computer science",
-        "اسلامیات": "islamic studies", "اردو ادب": "urdu literature", "اردو قواعد": "urdu grammar",
-        "اردو گرامر": "urdu grammar", "اردو زبان": "urdu language", "مطالعہ پاکستان": "pakistan studies",
-        "جغرافیہ": "geography", "معاشیات": "economics", "معلومات عامہ": "general knowledge",
-    }
-)  # fmt: skip
-
-# Nepali school subjects under the paper's five domains (our decision, see the module docstring).
-NEPALI_SUBJECTS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "Humanities": ("nepali language", "nepali literature", "english language", "moral education"),
-        "Social Sciences": ("social studies", "geography", "history", "economics", "health & physical education",
-                            "population studies"),
-        "STEM": ("mathematics", "optional mathematics", "general science", "computer science", "physics",
-                 "chemistry", "biology"),
-        "Other": ("general knowledge",),
-        "Profession": ("accountancy", "agriculture"),
-    }
-)  # fmt: skip
-NEPALI_LEVELS: tuple[str, ...] = tuple(f"Grade {n}" for n in range(8, 13))
-NEPALI_GRADES: Mapping[int, str] = MappingProxyType({n: f"Grade {n}" for n in range(8, 13)})
-_ROMAN = {8: "viii", 9: "ix", 10: "x", 11: "xi", 12: "xii"}
-NEPALI_LEVEL_ALIASES: Mapping[str, str] = MappingProxyType(
-    {"BLE": "Grade 8", "SEE": "Grade 10", "SLC": "Grade 10", "NEB": "Grade 12",
-     **{f"{word} {roman}": f"Grade {n}" for n, roman in _ROMAN.items() for word in ("grade", "class", "कक्षा")}}
-)  # fmt: skip
-NEPALI_SUBJECT_ALIASES: Mapping[str, str] = MappingProxyType(
-    {
-        "गणित": "mathematics", "maths": "mathematics", "math": "mathematics", "ऐच्छिक गणित": "optional mathematics",
-        "opt. maths": "optional mathematics", "विज्ञान": "general science", "science": "general science",
-        "science and technology": "general science", "विज्ञान तथा प्रविधि": "general science",
-        "नेपाली": "nepali language", "नेपाली व्याकरण": "nepali language", "नेपाली साहित्य": "nepali literature",
-        "english": "english language", "अङ्ग्रेजी": "english language", "नैतिक शिक्षा": "moral education",
-        "सामाजिक अध्ययन": "social studies", "social": "social studies", "भूगोल": "geography",
-        "इतिहास": "history", "अर्थशास्त्र": "economics", "स्वास्थ्य तथा शारीरिक शिक्षा": "health & physical education",
-        "hpe": "health & physical education", "जनसङ्ख्या शिक्षा": "population studies",
-        "कम्प्युटर": "computer science", "computer": "computer science", "भौतिक विज्ञान": "physics",
-        "रसायन विज्ञान": "chemistry", "जीव विज्ञान": "biology", "सामान्य ज्ञान": "general knowledge",
-        "gk": "general knowledge", "लेखा": "accountancy", "कृषि": "agriculture",
-    }
-)  # fmt: skip
-
-
 # How an exam item is put to a language model, per prompt language (facts §6; our own wording of the
 # instructions, the paper's format lines). The instruction is the system prompt and ends with the two
 # answer lines; the field labels name the item's lines; the answer lines stay in English everywhere.
@@ -169,93 +110,6 @@ MCQ_PROMPTS: Mapping[str, PromptSpec] = MappingProxyType(
         "ne": _prompt(_NE_INSTRUCTION, "विषय", "तह", "प्रश्न"),
         "ur": _prompt(_UR_INSTRUCTION, "مضمون", "سطح", "سوال"),
     }
-)
-
-
-def _empty() -> MappingProxyType:
-    return MappingProxyType({})
-
-
-@dataclass(frozen=True)
-class ExamSpec(TaskSpec):
-    """A multiple-choice exam task: a TaskSpec plus its language and vocabularies (see kinds.mcq_text)."""
-
-    language: str = "ne"
-    subjects: Mapping[str, tuple[str, ...]] = field(default_factory=_empty)  # domain -> subdomains
-    levels: tuple[str, ...] = ()
-    level_aliases: Mapping[str, str] = field(default_factory=_empty)
-    subject_aliases: Mapping[str, str] = field(default_factory=_empty)
-    grade_levels: Mapping[int, str] = field(default_factory=_empty)
-
-
-_KIND = get_kind("multiple_choice")
-_LETTERS = ("A", "B", "C", "D")
-_COMMON = dict(
-    category="multiple-choice exam",
-    problem_type=_KIND.name,
-    input_fields=("question", *_LETTERS),
-    label_field="correct_key",
-    label_names=_LETTERS,
-    metrics=_KIND.metrics,
-    primary_metric=_KIND.primary_metric,
-    paper_train_size=None,
-    class_balance=_empty(),
-    hub_task_id="multiple-choice-qa",
-    citation=MCQ_CITATION,
-    benchmark="mcq",
-    label_notes=(
-        "`correct_key` is a ClassLabel, 0 = A, 1 = B, 2 = C, 3 = D (the paper's keys are letters); "
-        "`correct_option` holds the keyed option's text."
-    ),
-)
-
-MCQ_TASKS: tuple[ExamSpec, ...] = (
-    ExamSpec(
-        name="mcq_ne",
-        title="Nepali school-exam multiple choice",
-        description=(
-            "Answer a Nepali school-exam question by choosing one of four options (A-D), in the UrduMMLU "
-            "protocol: the model writes the key and the option's text, which a strict parser checks."
-        ),
-        paper_test_size=0,  # no published Nepali exam set: the sample is ours
-        paper_total_size=0,
-        domains=tuple(NEPALI_SUBJECTS),
-        sources=(
-            "written by the nlue developers (sample); a release would curate Nepali BLE/SEE/NEB exam papers "
-            "and MCQ banks with `nlue mcq curate`",
-        ),
-        language="ne",
-        prompts=MappingProxyType({code: MCQ_PROMPTS[code] for code in ("en", "ne")}),
-        subjects=NEPALI_SUBJECTS,
-        levels=NEPALI_LEVELS,
-        level_aliases=NEPALI_LEVEL_ALIASES,
-        subject_aliases=NEPALI_SUBJECT_ALIASES,
-        grade_levels=NEPALI_GRADES,
-        **_COMMON,  # type: ignore[arg-type]
-    ),
-    ExamSpec(
-        name="mcq_ur",
-        title="UrduMMLU: Urdu multiple choice",
-        description=(
-            "Answer a native Urdu exam question (Pakistani SSC/HSSC exams and Urdu MCQ banks) by choosing one of "
-            "four options (A-D); the model writes the key and the option's text, which a strict parser checks."
-        ),
-        paper_test_size=PAPER_TOTAL_ITEMS,
-        paper_total_size=PAPER_TOTAL_ITEMS,
-        domains=tuple(URDUMMLU_SUBDOMAINS),
-        sources=(
-            "UrduMMLU (Tabassum et al. 2026): public SSC/HSSC exam PDFs and Urdu MCQ websites, "
-            "released as MBZUAI/UrduMMLU",
-        ),
-        language="ur",
-        prompts=MappingProxyType({code: MCQ_PROMPTS[code] for code in ("en", "ur")}),
-        subjects=MappingProxyType({d: tuple(s for s, _, _ in subs) for d, subs in URDUMMLU_SUBDOMAINS.items()}),
-        levels=URDU_LEVELS,
-        level_aliases=MappingProxyType({level.replace("-", " "): level for level in URDU_LEVELS}),
-        subject_aliases=URDU_SUBJECT_ALIASES,
-        grade_levels=URDU_GRADES,
-        **_COMMON,  # type: ignore[arg-type]
-    ),
 )
 
 

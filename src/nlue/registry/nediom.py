@@ -1,7 +1,7 @@
 """neDIOM, the Nepali idiom benchmark, as data: its task, citation, the paper's Table 3 and our decisions.
 
 Facts come from the neDIOM paper (Pokharel and Agrawal; digest ``shared/nediom_facts.md``);
-descriptions are our own words. One task, ``nediom``, of kind ``idiomaticity``
+descriptions are our own words. One task, ``nediom``, of kind ``idiomaticity``, declared in its task file
 (:mod:`nlue.registry.kinds.idiomaticity` decides its fields, row rules, input variants and
 card). The paper released no files, URL or licence; the package ships a sample of its own.
 
@@ -33,76 +33,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from nlue.registry.kinds import get_kind
+from nlue.registry.benchmarks import NEDIOM
 from nlue.registry.spec import TaskSpec
 
-NEDIOM_CITATION = """@inproceedings{pokharel-agrawal-nediom,
-  title  = {neDIOM: Dataset and Analysis of Nepali Idioms},
-  author = {Pokharel, Rhitabrat and Agrawal, Ameeta},
-  note   = {Department of Computer Science, Portland State University}
-}"""
 PAPER_IDIOMATIC, PAPER_LITERAL = 408, 118
 PAPER_POOL_SIZE, PAPER_TEST_SIZE = 20, 506
 SHOTS_PER_LABEL: tuple[int, ...] = (5, 10)
 DEFAULT_POOL_SEED = 42
-PRIMARY_NOTE = (
-    "macro-F1 over the two labels: the paper's one metric for neDIOM (accuracy is reported beside it by nlue)"
-)
+# The task, declared in nlue/registry/shipped_tasks/nediom/ (its primary-metric note there too).
+NEDIOM_TASKS: tuple[TaskSpec, ...] = NEDIOM.tasks
+NEDIOM_CITATION = NEDIOM.citation
 
-
-@dataclass(frozen=True)
-class IdiomSpec(TaskSpec):
-    """The neDIOM task: a TaskSpec whose primary metric is the paper's own (macro-F1)."""
-
-    @property
-    def primary_note(self) -> str:
-        return PRIMARY_NOTE
-
-    @property
-    def primary_is_paper_defined(self) -> bool:
-        return True
-
-
-_KIND = get_kind("idiomaticity")
-_TOTAL = PAPER_IDIOMATIC + PAPER_LITERAL
-
-NEDIOM_TASKS: tuple[IdiomSpec, ...] = (
-    IdiomSpec(
-        name="nediom",
-        title="neDIOM: Nepali idioms, idiomatic or literal",
-        category="idiomaticity",
-        problem_type=_KIND.name,
-        description=(
-            "Decide whether a Nepali idiom is used in its idiomatic or its literal sense, from the sentence that "
-            "holds it (S2), optionally the sentences before (S1) and after (S3) it, and optionally the idiom itself: "
-            "eight input variants."
-        ),
-        input_fields=("idiom", "S1", "S2", "S3"),
-        label_field="label",
-        label_names=("idiomatic", "literal"),
-        metrics=_KIND.metrics,
-        primary_metric=_KIND.primary_metric,
-        paper_train_size=PAPER_POOL_SIZE,
-        paper_test_size=PAPER_TEST_SIZE,
-        paper_total_size=_TOTAL,
-        class_balance=MappingProxyType({"idiomatic": PAPER_IDIOMATIC / _TOTAL, "literal": PAPER_LITERAL / _TOTAL}),
-        domains=("web text (OSCAR-2201, Nepali)",),
-        sources=(
-            "neDIOM (Pokharel and Agrawal): 296 idioms from the web and a Nepali grammar book, contexts mined from "
-            "OSCAR-2201's Nepali documents, labelled by two annotators and reviewed by a third",
-        ),
-        label_notes=(
-            "a ClassLabel, 0 = idiomatic (the paper's I), 1 = literal (L); the paper's NA items (incoherent "
-            "contexts) are not part of the dataset."
-        ),
-        hub_task_id="multi-class-classification",
-        citation=NEDIOM_CITATION,
-        benchmark="nediom",
-        field_hints=MappingProxyType(
-            {"idiom": "the idiom in citation form, e.g. डाँडो काट्नु", "S2": "the sentence that holds the idiom"}
-        ),
-    ),
-)
 
 # ------------------------------------------------------------------ Table 3 of the paper, as printed (macro-F1)
 TABLE3_SETTINGS: tuple[str, ...] = ("zero-shot", "5-shot", "10-shot")

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from nlue.errors import NlueError
+from nlue.registry.label_prompts import ANSWER_LINES, AnswerLine
 from nlue.registry.paper import PAPER_CITATION, PAPER_MODELS
 from nlue.registry.paper_checks import PaperFlag
 
@@ -57,6 +58,25 @@ class PromptSpec:
     field_labels: Mapping[str, str]
     answer_cue: str
     label_words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SplitSource:
+    """Where one split of a task comes from, as its task file declares it: a local file or a Hub dataset.
+
+    ``columns`` maps a task field to the source column that holds it; ``labels`` maps a raw
+    source label (as text) to a label name, or to ``drop``. A local ``path`` is absolute
+    (the task file's relative path resolved against the file's folder).
+    """
+
+    path: str | None = None
+    format: str | None = None  # csv, tsv, json, jsonl or parquet; None: from the file's suffix
+    hub_id: str | None = None
+    config: str | None = None
+    split: str | None = None  # the Hub split read (default: the split's own name)
+    revision: str | None = None
+    columns: Mapping[str, str] = field(default_factory=_empty)
+    labels: Mapping[str, str] = field(default_factory=_empty)
 
 
 @dataclass(frozen=True)
@@ -111,6 +131,16 @@ class TaskSpec:
     paper_best_hparams: Mapping[str, HParams] = field(default_factory=_empty)
     # Cells of the paper's table for this task that fail a consistency check (nlue.registry.paper_checks), by model.
     paper_flags: Mapping[str, tuple[PaperFlag, ...]] = field(default_factory=_empty)
+    # Declared by task files (issue 30); the defaults are what the Python declarations meant.
+    languages: tuple[str, ...] = ("ne",)  # ISO 639-1 (or 639-3) codes of the task's text
+    profile: str = "nepali"  # the language profile that normalises the text (nlue.registry.profiles)
+    license: str | None = None
+    # Prompt language -> how a generating model is told which words it may answer with (default: ANSWER_LINES).
+    answer_lines: Mapping[str, AnswerLine] = field(default_factory=_empty)
+    data: Mapping[str, SplitSource] = field(default_factory=_empty)  # split -> where it comes from
+    primary_metric_note: str = ""  # where the primary metric comes from, when not the kind's note
+    primary_from_paper: bool | None = None  # whether the source paper computes the primary (None: the kind says)
+    task_file: str | None = field(default=None, compare=False)  # the file it was loaded from (not its identity)
 
     @property
     def kind(self) -> TaskKind:
@@ -123,14 +153,28 @@ class TaskSpec:
         """Where this task's primary metric comes from: the paper, or an nlue convention."""
         from nlue.registry.kinds import PRIMARY_METRIC_NOTES
 
-        return PRIMARY_METRIC_NOTES[self.primary_metric]
+        if self.primary_metric_note:
+            return self.primary_metric_note
+        return PRIMARY_METRIC_NOTES.get(self.primary_metric, f"{self.primary_metric}, as the task file declares")
 
     @property
     def primary_is_paper_defined(self) -> bool:
         """Whether the paper itself computes this primary metric (GMET's combined score) or we chose it."""
         from nlue.registry.kinds import PAPER_DEFINED_PRIMARIES
 
+        if self.primary_from_paper is not None:
+            return self.primary_from_paper
         return self.primary_metric in PAPER_DEFINED_PRIMARIES
+
+    def answer_line(self, language: str) -> AnswerLine:
+        """How a generating model is told the label words in ``language``: the task's own line, or the shipped one."""
+        line = self.answer_lines.get(language) or ANSWER_LINES.get(language)
+        if line is None:
+            offered = ", ".join(dict.fromkeys([*self.answer_lines, *ANSWER_LINES]))
+            raise NlueError(
+                f"task {self.name!r} has no answer line for prompt language {language!r}; it has: {offered}"
+            )
+        return line
 
     @property
     def is_classification(self) -> bool:
@@ -203,3 +247,30 @@ class TaskSpec:
         ranked = [(m, self.paper_primary_score(m)) for m in self.paper_results]
         scored = [(m, s) for m, s in ranked if s is not None]
         return max(scored, key=lambda pair: pair[1]) if scored else None
+
+
+@dataclass(frozen=True)
+class ExamSpec(TaskSpec):
+    """A multiple-choice exam task: a TaskSpec plus its language and vocabularies (see kinds.mcq_text)."""
+
+    language: str = "ne"
+    subjects: Mapping[str, tuple[str, ...]] = field(default_factory=_empty)  # domain -> subdomains
+    levels: tuple[str, ...] = ()
+    level_aliases: Mapping[str, str] = field(default_factory=_empty)
+    subject_aliases: Mapping[str, str] = field(default_factory=_empty)
+    grade_levels: Mapping[int, str] = field(default_factory=_empty)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark: its tasks, in order, and how to cite it."""
+
+    name: str
+    title: str
+    citation: str
+    tasks: tuple[TaskSpec, ...]
+    task_file: str | None = field(default=None, compare=False)  # the benchmark file it was loaded from
+
+    @property
+    def task_names(self) -> tuple[str, ...]:
+        return tuple(task.name for task in self.tasks)

@@ -3,8 +3,10 @@
 The builder, dataset card, metrics, trainers, Space and README tables all read
 :data:`TASKS` (every task of every benchmark) and :func:`get_task`. Where things live:
 :mod:`nlue.registry.spec` (what a task is), :mod:`nlue.registry.kinds` (what each kind of
-task decides), :mod:`nlue.registry.nlue` (NLUE's tasks as data),
-:mod:`nlue.registry.benchmarks` (benchmarks and the lookup).
+task decides), :mod:`nlue.registry.task_file` (tasks declared in task files: the shipped ones
+under ``nlue/registry/shipped_tasks/`` and a user's, loaded by one path),
+:mod:`nlue.registry.benchmarks` (benchmarks and the lookup). A command that takes a user's
+task wraps its work in :func:`registered_task_files`.
 """
 
 from nlue.registry.benchmarks import (
@@ -31,6 +33,8 @@ from nlue.registry.nlue import (
     WG_BLANK,
 )
 from nlue.registry.spec import HParams, InputSpec, TaskSpec
+from nlue.registry.task_file.load import load_file, load_task_file
+from nlue.registry.task_file.register import registered_task_files
 
 __all__ = [
     "AD_JOINER",
@@ -57,6 +61,9 @@ __all__ = [
     "benchmark_of",
     "get_kind",
     "get_task",
+    "load_file",
+    "load_task_file",
     "registered",
+    "registered_task_files",
     "tasks_in_category",
 ]

@@ -80,6 +80,12 @@ class TaskKind:
     evaluators: tuple[str, ...]
     splits: tuple[str, ...] = ALL_SPLITS
     how_to_score: str = ""  # for kinds not fine-tuned: the command that scores them
+    # What a task file of this kind declares (nlue.registry.task_file checks it against these):
+    declares: tuple[str, ...] = ()  # keys the kind needs beyond every task's (score_range, mask, exam...)
+    fixed_fields: tuple[str, ...] = ()  # input fields the kind reads by name (empty: the task names its own)
+    fixed_labels: tuple[str, ...] = ()  # labels in id order that the kind decides (empty: the task's own)
+    labelled: bool = True  # whether an item has a label field (mask filling has answers instead)
+    takes_prompts: bool = False  # whether llm_template reads the task's prompts (instruction, labels, cue, words)
 
     # ---------------------------------------------------------------- what the kind is
     @property
@@ -105,6 +111,10 @@ class TaskKind:
 
     def num_labels(self, task: TaskSpec) -> int:
         return len(task.label_names)
+
+    def prompt_fields(self, input_fields: tuple[str, ...]) -> tuple[str, ...]:
+        """The fields a prompt must label (``field_labels``) for a task with these input fields."""
+        return input_fields
 
     def text_fields(self, task: TaskSpec) -> tuple[str, ...]:
         """The fields holding free text, normalised by the builder."""

@@ -136,4 +136,5 @@ CLASSIFICATION = ClassificationKind(
     primary_metric="macro_f1",
     hub_task_category="text-classification",
     evaluators=(FINE_TUNED_CLASSIFIER, CAUSAL_LM_LOGLIKELIHOOD),
+    takes_prompts=True,
 )

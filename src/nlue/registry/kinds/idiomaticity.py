@@ -274,4 +274,6 @@ IDIOMATICITY = IdiomaticityKind(
     hub_task_category="text-classification",
     evaluators=(CAUSAL_LM_LOGLIKELIHOOD,),
     splits=("train", "test"),
+    fixed_fields=("idiom", *CONTEXT_FIELDS),
+    fixed_labels=("idiomatic", "literal"),  # parse_idiom_label: I = 0, L = 1
 )

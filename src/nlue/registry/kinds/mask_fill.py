@@ -208,4 +208,7 @@ MASK_FILL = MaskFillKind(
     evaluators=(MASKED_LM_FILL,),
     splits=("test",),
     how_to_score="score a masked LM with `nlue gmet --model ...`",
+    declares=("mask", "categories"),
+    fixed_fields=("sentence", "category", "theme", "answers"),
+    labelled=False,
 )

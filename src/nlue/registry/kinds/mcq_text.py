@@ -21,7 +21,7 @@ curation and a model's answer:
   becomes ``____``, so one blank is written one way; ``...`` and a lone ``…`` stay.
 
 Vocabularies: a task declares its domains -> subdomains, levels, aliases and grade
-numbers (:class:`ExamDeclarations`, implemented by :class:`nlue.registry.mcq.ExamSpec`);
+numbers (:class:`ExamDeclarations`, implemented by :class:`nlue.registry.spec.ExamSpec`);
 names match ignoring case, spacing and underscores.
 
 Prompt lines: :func:`exam_prompt` writes one item as the model reads it, shared by the
@@ -100,7 +100,7 @@ def _blank(match: re.Match[str]) -> str:
 
 
 class ExamDeclarations(Protocol):
-    """What a multiple-choice task declares beyond a TaskSpec (see :class:`nlue.registry.mcq.ExamSpec`)."""
+    """What a multiple-choice task declares beyond a TaskSpec (see :class:`nlue.registry.spec.ExamSpec`)."""
 
     name: str
     language: str
@@ -118,7 +118,7 @@ def exam_of(task: Any) -> ExamDeclarations:
     if missing:
         raise NlueError(
             f"task {task.name!r} is a multiple_choice task but does not declare {', '.join(missing)}; "
-            "define it with nlue.registry.mcq.ExamSpec"
+            "declare its `exam:` vocabularies in its task file (nlue.registry.spec.ExamSpec)"
         )
     return task
 

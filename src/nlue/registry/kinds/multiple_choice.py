@@ -324,6 +324,9 @@ class MultipleChoiceKind(TaskKind):
         fields = {name: f"{{{{ {name} }}}}" for name in ("domain", "subdomain", "level", "question", *LETTERS)}
         return f"{prompt.instruction}\n\n{exam_prompt(prompt.field_labels, fields)}\n{KEY_LABEL}", LETTERS
 
+    def prompt_fields(self, input_fields: tuple[str, ...]) -> tuple[str, ...]:
+        return ("subject", "level", "question")  # the lines exam_prompt labels; options are lettered
+
     def describe_output(self, task: TaskSpec) -> str:
         return (
             "two lines, `Answer key: <A-D>` and `Answer text: <the chosen option's text>` (generation), "
@@ -394,4 +397,8 @@ MULTIPLE_CHOICE = MultipleChoiceKind(
     evaluators=(GENERATION, CAUSAL_LM_LOGLIKELIHOOD),
     splits=("demo", "test"),
     how_to_score="prompt a causal LM with `nlue llm mcq --model ...` (generation, strict two-line answers)",
+    declares=("exam",),
+    fixed_fields=("question", *LETTERS),
+    fixed_labels=LETTERS,
+    takes_prompts=True,
 )

@@ -117,4 +117,5 @@ REGRESSION = RegressionKind(
     primary_metric="pearson_spearman_mean",
     hub_task_category="text-classification",
     evaluators=(FINE_TUNED_CLASSIFIER, GENERATION),
+    declares=("score_range",),
 )

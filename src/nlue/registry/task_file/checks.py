@@ -1,0 +1,259 @@
+"""What a task file must get right that its JSON Schema cannot say.
+
+Run after the schema on the same content, and safe on content that failed it (a value of
+the wrong type is skipped here: the schema has said so). Each check returns the key path
+and what was expected; :func:`task_problems` collects all of them, so that a file's every
+problem is reported at once. What the kind decides (its fixed fields and labels, the keys
+it needs, whether it reads prompts, which splits it has, which metrics it computes) is read
+from the kind (:class:`nlue.registry.kinds.TaskKind`), never tested here by name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from nlue.registry.kinds import KINDS, TaskKind
+from nlue.registry.paper_figures import PAPER_TASKS
+from nlue.registry.task_file.problems import Path_
+
+Found = Iterator[tuple[Path_, str]]
+FORMATS = {".csv": "csv", ".tsv": "tsv", ".json": "json", ".jsonl": "jsonl", ".parquet": "parquet"}
+DROP_LABEL = "drop"  # a label map's target that drops the row (as --label-map says it)
+# Keys some kind declares (score_range, mask, categories, exam): each only where its kind reads it.
+KIND_KEYS = {
+    key: tuple(k.name for k in KINDS.values() if key in k.declares) for k in KINDS.values() for key in k.declares
+}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _map(value: Any) -> dict[Any, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def effective_fields(doc: dict[str, Any], kind: TaskKind) -> list[str]:
+    """The task's input fields: declared, or the ones its kind fixes."""
+    fields = [f for f in _list(_map(doc.get("inputs")).get("fields")) if isinstance(f, str)]
+    return fields or list(kind.fixed_fields)
+
+
+def effective_labels(doc: dict[str, Any], kind: TaskKind) -> list[str]:
+    """The task's labels in id order: declared, or the ones its kind fixes."""
+    labels = [label for label in _list(doc.get("labels")) if isinstance(label, str)]
+    return labels or list(kind.fixed_labels)
+
+
+def task_problems(doc: dict[str, Any], folder: Path, shipped: bool) -> Found:
+    """Every semantic problem of one task's declaration (``folder``: where its relative paths start)."""
+    kind = KINDS.get(doc.get("kind")) if isinstance(doc.get("kind"), str) else None
+    if kind is None:
+        return  # the schema names the kinds
+    fields, labels = effective_fields(doc, kind), effective_labels(doc, kind)
+    yield from _kind_keys(doc, kind)
+    yield from _inputs(doc, kind, fields)
+    yield from _labels(doc, kind, fields, labels)
+    yield from _metrics(doc, kind)
+    yield from _prompts(doc, kind, labels, shipped)
+    yield from _facts(doc, fields, labels)
+    yield from _exam(_map(doc.get("exam")))
+    yield from _data(doc, kind, labels, folder)
+
+
+def _kind_keys(doc: dict[str, Any], kind: TaskKind) -> Found:
+    for key in kind.declares:
+        if key not in doc:
+            yield (key,), f"missing; a {kind.name} task declares it"
+    for key, kinds in KIND_KEYS.items():
+        if key in doc and kind.name not in kinds:
+            yield (key,), f"applies to {' and '.join(kinds)} tasks, not to a {kind.name} task; remove it"
+    low_high = _list(doc.get("score_range"))
+    numbers = len(low_high) == 2 and all(isinstance(x, int | float) for x in low_high)
+    if numbers and not (math.isfinite(low_high[0]) and math.isfinite(low_high[1]) and low_high[0] < low_high[1]):
+        yield ("score_range",), f"got {low_high}; expected [lowest, highest] with lowest below highest"
+    themes = _map(doc.get("categories"))
+    seen: dict[str, str] = {}
+    for theme, categories in themes.items():
+        for i, category in enumerate(_list(categories)):
+            if category in seen:
+                yield ("categories", theme, i), f"{category!r} is already a category of {seen[category]!r}"
+            seen.setdefault(category, theme)
+
+
+def _inputs(doc: dict[str, Any], kind: TaskKind, fields: list[str]) -> Found:
+    inputs = _map(doc.get("inputs"))
+    declared = [f for f in _list(inputs.get("fields")) if isinstance(f, str)]
+    if kind.fixed_fields and declared and declared != list(kind.fixed_fields):
+        yield ("inputs", "fields"), f"a {kind.name} task reads the fields {', '.join(kind.fixed_fields)}"
+    if not kind.fixed_fields and "inputs" in doc and not declared:
+        yield ("inputs", "fields"), "missing; expected the task's input fields"
+    if not fields:
+        yield ("inputs",), f"missing; a {kind.name} task names its input fields (inputs: fields: [...])"
+    for i, name in enumerate(declared):
+        if name in declared[:i]:
+            yield ("inputs", "fields", i), f"{name!r} is listed twice"
+    for key in ("first", "second", "options"):
+        for i, name in enumerate(_list(inputs.get(key))):
+            if isinstance(name, str) and name not in fields:
+                yield ("inputs", key, i), f"{name!r} is not one of the input fields ({', '.join(fields)})"
+    blank_keys = [key for key in ("blank", "blank_field", "options") if key in inputs]
+    if blank_keys and len(blank_keys) != 3:
+        missing = sorted({"blank", "blank_field", "options"} - set(blank_keys))
+        yield ("inputs",), f"a blank task gives blank, blank_field and options together; missing {', '.join(missing)}"
+    if blank_keys and any(key in inputs for key in ("first", "second")):
+        yield ("inputs",), "give either first/second (texts) or blank/blank_field/options (a blank), not both"
+    if isinstance(inputs.get("blank_field"), str) and inputs["blank_field"] not in fields:
+        yield ("inputs", "blank_field"), f"{inputs['blank_field']!r} is not one of the input fields"
+    for name in _map(doc.get("field_hints")):
+        if name not in fields:
+            yield ("field_hints", name), f"not an input field; expected one of {', '.join(fields)}"
+
+
+def _labels(doc: dict[str, Any], kind: TaskKind, fields: list[str], labels: list[str]) -> Found:
+    declared = _list(doc.get("labels"))
+    for i, label in enumerate(declared):
+        if label in declared[:i]:
+            yield ("labels", i), f"{label!r} is listed twice; each label once, in id order"
+    if kind.fixed_labels and declared and declared != list(kind.fixed_labels):
+        yield ("labels",), f"a {kind.name} task has the labels {', '.join(kind.fixed_labels)}, in that order"
+    if kind.has_classes and len(labels) < 2:
+        yield ("labels",), "expected at least two label names, in id order"
+    if not kind.has_classes and not kind.fixed_labels and declared:
+        yield ("labels",), f"a {kind.name} task has no label names; remove them"
+    label_field = doc.get("label_field")
+    if kind.labelled and "label_field" not in doc:
+        yield ("label_field",), "missing; expected the field that holds the label"
+    if not kind.labelled and "label_field" in doc:
+        yield ("label_field",), f"a {kind.name} task has no label field; remove it"
+    if isinstance(label_field, str) and label_field in fields:
+        yield ("label_field",), f"{label_field!r} is an input field; the label must be a field of its own"
+    for raw, target in _map(doc.get("label_values")).items():
+        if target not in labels:
+            yield ("label_values", str(raw)), f"{target!r} is not a label; expected one of {', '.join(labels)}"
+    if "label_values" in doc and not kind.has_classes:
+        yield ("label_values",), f"a {kind.name} task has no label names to map values to"
+
+
+def _metrics(doc: dict[str, Any], kind: TaskKind) -> Found:
+    computable = dict.fromkeys((*kind.metrics, kind.primary_metric))
+    for i, metric in enumerate(_list(doc.get("metrics"))):
+        if metric not in computable:
+            yield ("metrics", i), f"{metric!r}: a {kind.name} task computes {', '.join(computable)}"
+    primary = doc.get("primary_metric")
+    if isinstance(primary, str) and primary not in computable:
+        yield ("primary_metric",), f"{primary!r}: a {kind.name} task computes {', '.join(computable)}"
+
+
+def _prompts(doc: dict[str, Any], kind: TaskKind, labels: list[str], shipped: bool) -> Found:
+    prompts = doc.get("prompts")
+    if prompts == "shipped":
+        if not shipped:
+            yield ("prompts",), "`shipped` refers to the package's own prompts; write your prompts out"
+        return
+    if prompts is not None and not kind.takes_prompts:
+        yield ("prompts",), f"a {kind.name} task is not put to a language model with these prompts; remove them"
+        return
+    wanted = kind.prompt_fields(tuple(effective_fields(doc, kind)))
+    for language, prompt in _map(prompts).items():
+        prompt = _map(prompt)
+        words = _list(prompt.get("label_words"))
+        if "label_words" in prompt and len(words) != len(labels):
+            yield (
+                ("prompts", language, "label_words"),
+                (
+                    f"{len(words)} label words for {len(labels)} labels; expected one word per label, in label order "
+                    f"({', '.join(labels)})"
+                ),
+            )
+        for i, word in enumerate(words):
+            if word in words[:i]:
+                yield ("prompts", language, "label_words", i), f"{word!r} is used twice; each label needs its own word"
+        given = _map(prompt.get("field_labels"))
+        if "field_labels" in prompt:
+            for name in wanted:
+                if name not in given:
+                    yield ("prompts", language, "field_labels", name), "missing; expected the label shown before it"
+            for name in given:
+                if name not in wanted:
+                    yield (
+                        ("prompts", language, "field_labels", name),
+                        (f"not a field this prompt shows; expected {', '.join(wanted)}"),
+                    )
+
+
+def _facts(doc: dict[str, Any], fields: list[str], labels: list[str]) -> Found:
+    paper = doc.get("paper_figures")
+    if isinstance(paper, str) and paper in PAPER_TASKS and doc.get("name") not in PAPER_TASKS[paper]:
+        yield ("paper_figures",), f"the {paper} paper reports on {', '.join(sorted(PAPER_TASKS[paper]))}, not this task"
+    balance = _map(doc.get("class_balance"))
+    for label in balance:
+        if label not in labels:
+            yield ("class_balance", label), f"not a label; expected one of {', '.join(labels) or 'none'}"
+    shares = [v for v in balance.values() if isinstance(v, int | float)]
+    if shares and len(shares) == len(balance) and not math.isclose(sum(shares), 1.0, abs_tol=0.02):
+        yield ("class_balance",), f"the shares add up to {sum(shares):g}; expected 1 (within 0.02)"
+    sizes = _map(doc.get("sizes"))
+    parts = [sizes.get(k) for k in ("train", "test", "total")]
+    if all(isinstance(p, int) for p in parts) and parts[0] + parts[1] > parts[2] * 1.01 + 1:  # type: ignore[operator]
+        yield ("sizes", "total"), f"{parts[2]} is less than train + test ({parts[0]} + {parts[1]})"
+
+
+def _exam(exam: dict[str, Any]) -> Found:
+    levels = [level for level in _list(exam.get("levels")) if isinstance(level, str)]
+    subjects = [s for subs in _map(exam.get("subjects")).values() for s in _list(subs)]
+    for i, level in enumerate(levels):
+        if level in levels[:i]:
+            yield ("exam", "levels", i), f"{level!r} is listed twice"
+    seen: set[str] = set()
+    for domain, subs in _map(exam.get("subjects")).items():
+        for i, subject in enumerate(_list(subs)):
+            if subject in seen:
+                yield ("exam", "subjects", domain, i), f"{subject!r} is a subdomain of another domain too"
+            seen.add(subject)
+    for key, targets, what in (("level_aliases", levels, "level"), ("subject_aliases", subjects, "subdomain"),
+                               ("grade_levels", levels, "level")):  # fmt: skip
+        for alias, target in _map(exam.get(key)).items():
+            if target not in targets:
+                yield ("exam", key, str(alias)), f"{target!r} is not a {what}; expected one of {', '.join(targets)}"
+
+
+def _data(doc: dict[str, Any], kind: TaskKind, labels: list[str], folder: Path) -> Found:
+    for split, source in _map(doc.get("data")).items():
+        source = _map(source)
+        where = ("data", split)
+        if split not in kind.splits:
+            yield where, f"a {kind.name} task has the splits {', '.join(kind.splits)}"
+        local, hub = "path" in source, "hub" in source
+        if local == hub:
+            yield where, "expected either path (a local file) or hub (a Hub dataset id), one of them"
+        if local and any(key in source for key in ("config", "revision", "split")):
+            yield where, "config, split and revision describe a Hub dataset; a local file takes path and format"
+        if hub and "format" in source:
+            yield (*where, "format"), "a Hub dataset has no format to give; remove it"
+        if isinstance(source.get("path"), str):
+            yield from _local_file(where, source, folder)
+        for raw, target in _map(source.get("labels")).items():
+            if not kind.has_classes:
+                yield (*where, "labels"), f"a {kind.name} task has no label names to map to"
+                break
+            if target != DROP_LABEL and target not in labels:
+                yield (
+                    (*where, "labels", str(raw)),
+                    (f"{target!r} is not a label; expected one of {', '.join(labels)}, or {DROP_LABEL}"),
+                )
+
+
+def _local_file(where: Path_, source: dict[str, Any], folder: Path) -> Found:
+    relative = Path(source["path"])
+    if relative.is_absolute():
+        yield (*where, "path"), "expected a path relative to the task file's folder"
+        return
+    path = (folder / relative).resolve()
+    if not path.is_file():
+        yield (*where, "path"), f"no file {relative} beside the task file (looked for {path})"
+    if "format" not in source and path.suffix.lower() not in FORMATS:
+        yield (*where, "format"), f"cannot tell the format from {relative.suffix or 'no suffix'}; give format"

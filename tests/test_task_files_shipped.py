@@ -1,0 +1,124 @@
+"""The shipped tasks, declared as task files, are exactly the tasks the Python declarations were (issue 30, item 4).
+
+``tests/data/registry_snapshot.json`` holds every field of every shipped task as the Python
+registry declared it before the move (see ``tests/registry_snapshot.py``). The tasks loaded
+from their task files must match it field by field, type by type and in order; the sample
+builds made from the snapshot's tasks and from the loaded ones must be byte-identical, and
+so must every prompt a language model is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from nlue.data.build import build_repo
+from nlue.data.discover import task_sources_from_folder
+from nlue.data.report import BuildOptions
+from nlue.data.sample import sample_data_dir
+from nlue.registry import benchmarks
+from nlue.registry.spec import TaskSpec
+from nlue.registry.tasks import TASKS
+
+from .registry_snapshot import SNAPSHOT, canonical, registry_snapshot, revive
+
+EXPECTED = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+# Declared changes of class, nothing else: neDIOM's primary-metric note was a subclass's override
+# (nlue.registry.nediom.IdiomSpec); a task file declares it as data (TaskSpec.primary_metric_note).
+CLASS_NOW = {"nediom": "TaskSpec"}
+
+
+@dataclass(frozen=True)
+class _IdiomSpecBefore(TaskSpec):
+    """The class neDIOM was declared with before issue 30, as it was: its primary note overridden."""
+
+    @property
+    def primary_note(self) -> str:
+        return EXPECTED["tasks"]["nediom"]["properties"]["primary_note"]
+
+    @property
+    def primary_is_paper_defined(self) -> bool:
+        return True
+
+
+def _old_tasks() -> dict[str, TaskSpec]:
+    """The snapshot's tasks as Python values (the classes they had then)."""
+    tasks = {}
+    for name, entry in EXPECTED["tasks"].items():
+        fields = {key: revive(value) for key, value in entry["fields"].items()}
+        if entry["class"] == "IdiomSpec":
+            tasks[name] = _IdiomSpecBefore(**fields)
+        else:
+            from nlue.registry.mcq import ExamSpec
+
+            tasks[name] = (ExamSpec if entry["class"] == "ExamSpec" else TaskSpec)(**fields)
+    return tasks
+
+
+def test_every_shipped_task_has_every_field_it_had() -> None:
+    """Issue 30, item 4: each field (value, type, order), each derived property, the benchmarks and the lists."""
+    fields_of = {name: list(entry["fields"]) for name, entry in EXPECTED["tasks"].items()}
+    now = registry_snapshot(fields_of)
+    for name, entry in EXPECTED["tasks"].items():
+        assert now["tasks"][name]["class"] == CLASS_NOW.get(name, entry["class"]), name
+        now["tasks"][name]["class"] = entry["class"]
+    assert list(now["tasks"]) == list(EXPECTED["tasks"])
+    for name in EXPECTED["tasks"]:
+        for part in ("fields", "properties"):
+            for key, value in EXPECTED["tasks"][name][part].items():
+                assert now["tasks"][name][part][key] == value, f"{name}.{key}"
+    assert now == EXPECTED
+
+
+def test_the_snapshot_revives_to_equal_tasks() -> None:
+    """The comparison above is not vacuous: the snapshot revives into tasks equal to the Python ones."""
+    old = _old_tasks()
+    for name, task in TASKS.items():
+        fields = EXPECTED["tasks"][name]["fields"]
+        assert {k: canonical(getattr(old[name], k)) for k in fields} == {k: canonical(getattr(task, k)) for k in fields}
+
+
+def _digests(root: Path) -> dict[str, str]:
+    """Every file a build wrote (Parquet shards, card, report, rejects), by content."""
+    return {
+        str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+def _build(out: Path, name: str, configs: list[str] | None) -> dict[str, str]:
+    options = BuildOptions(name=name, is_sample=True, license="apache-2.0", show_progress=False)
+    build_repo(task_sources_from_folder(sample_data_dir(), configs), out, options)
+    return _digests(out)
+
+
+@pytest.mark.parametrize(
+    ("name", "configs"), [("nlue", None), ("mcq", ["mcq_ne", "mcq_ur"]), ("nediom", ["nediom"])], ids=str
+)
+def test_sample_builds_are_byte_identical(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, configs: list[str] | None
+) -> None:
+    """Issue 30, item 4: the same Parquet files, card and report from the snapshot's tasks and the loaded ones."""
+    now = _build(tmp_path / "now", name, configs)
+    for task_name, task in _old_tasks().items():
+        monkeypatch.setitem(benchmarks._TASKS, task_name, task)
+    before = _build(tmp_path / "before", name, configs)
+    assert before == now and any(path.endswith(".parquet") for path in now)
+
+
+def test_prompts_are_identical() -> None:
+    """Issue 30, item 4: every log-likelihood prompt template and its label words, per task and language."""
+    old = _old_tasks()
+    compared = 0
+    for name, task in TASKS.items():
+        for language in old[name].prompts:
+            assert task.kind.llm_template(task, language) == old[name].kind.llm_template(old[name], language)
+            compared += 1
+    assert (
+        compared == 2 * 11 + 2 + 2
+    )  # NLUE's ten classification tasks, stsb (by generation) and the two exams, in two languages each
