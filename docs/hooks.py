@@ -7,7 +7,9 @@ A page holds a marker such as ``<!-- generated: cli -->`` where the generated pa
   parses with (``HfArgumentParser`` for ``train`` and ``search``);
 * ``results-schema``: the fields of the results file (``nlue.results.RunResult``), with their types,
   defaults and the comments beside them in the source;
-* ``space-tabs``: the Space's tabs in the order the page shows them (``nlue.space.ui``).
+* ``space-tabs``: the Space's tabs in the order the page shows them (``nlue.space.ui``);
+* ``language-profiles``: each shipped language profile's rules, as the dataset card prints them
+  (``nlue.text.profiles``); ``language-profile-fields``: the fields of a profile declaration.
 
 ``CONTRIBUTING.md`` at the repository root is published as the page ``contributing.md``, its links
 into ``docs/`` rewritten to the site's. This file is loaded by MkDocs by path (``hooks:`` in
@@ -311,6 +313,36 @@ def room_imports_reference() -> str:
     return "\n".join(["| room (module or folder of `nlue`) | imports from |", "|---|---|", *rows])
 
 
+def language_profiles_reference() -> str:
+    """Each shipped profile: its one-line summary and its rules, from the declarations the builder runs."""
+    _use_this_checkout()
+    from nlue.text.profiles import NEPALI, PLAIN, URDU
+
+    out = []
+    for profile in (NEPALI, URDU, PLAIN):
+        out += [f"### `{profile.name}`", "", profile.summary, "", profile.rules, ""]
+    return "\n".join(out)
+
+
+def language_profile_fields_reference() -> str:
+    """The fields of a profile declaration, with the help text the dataclass carries."""
+    _use_this_checkout()
+    import dataclasses
+
+    from nlue.text.rules import LanguageProfile
+
+    rows = []
+    for item in dataclasses.fields(LanguageProfile):
+        if item.default is not dataclasses.MISSING:
+            default = f"`{item.default!r}`"
+        elif item.default_factory is not dataclasses.MISSING:
+            default = "empty"
+        else:
+            default = "required"
+        rows.append(f"| `{item.name}` | {default} | {_cell(item.metadata.get('help', ''))} |")
+    return "\n".join(["| field | default | what it declares |", "|---|---|---|", *rows])
+
+
 GENERATORS = {
     "cli": cli_reference,
     "tasks": tasks_reference,
@@ -318,6 +350,8 @@ GENERATORS = {
     "space-tabs": space_tabs_reference,
     "paper-flags": paper_flags_reference,
     "room-imports": room_imports_reference,
+    "language-profiles": language_profiles_reference,
+    "language-profile-fields": language_profile_fields_reference,
 }
 
 
