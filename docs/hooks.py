@@ -10,6 +10,8 @@ A page holds a marker such as ``<!-- generated: cli -->`` where the generated pa
 * ``space-tabs``: the Space's tabs in the order the page shows them (``nlue.space.ui``);
 * ``task-file-schema``: every key of a task file, from the published JSON Schema
   (``nlue/registry/task_file/task_file.schema.json``), and the schema itself.
+* ``language-profiles``: each shipped language profile's rules, as the dataset card prints them
+  (``nlue.text.profiles``); ``language-profile-fields``: the fields of a profile declaration.
 
 ``CONTRIBUTING.md`` at the repository root is published as the page ``contributing.md``, its links
 into ``docs/`` rewritten to the site's. This file is loaded by MkDocs by path (``hooks:`` in
@@ -387,6 +389,36 @@ def room_imports_reference() -> str:
     return "\n".join(["| room (module or folder of `nlue`) | imports from |", "|---|---|", *rows])
 
 
+def language_profiles_reference() -> str:
+    """Each shipped profile: its one-line summary and its rules, from the declarations the builder runs."""
+    _use_this_checkout()
+    from nlue.text.profiles import NEPALI, PLAIN, URDU
+
+    out = []
+    for profile in (NEPALI, URDU, PLAIN):
+        out += [f"### `{profile.name}`", "", profile.summary, "", profile.rules, ""]
+    return "\n".join(out)
+
+
+def language_profile_fields_reference() -> str:
+    """The fields of a profile declaration, with the help text the dataclass carries."""
+    _use_this_checkout()
+    import dataclasses
+
+    from nlue.text.rules import LanguageProfile
+
+    rows = []
+    for item in dataclasses.fields(LanguageProfile):
+        if item.default is not dataclasses.MISSING:
+            default = f"`{item.default!r}`"
+        elif item.default_factory is not dataclasses.MISSING:
+            default = "empty"
+        else:
+            default = "required"
+        rows.append(f"| `{item.name}` | {default} | {_cell(item.metadata.get('help', ''))} |")
+    return "\n".join(["| field | default | what it declares |", "|---|---|---|", *rows])
+
+
 GENERATORS = {
     "cli": cli_reference,
     "tasks": tasks_reference,
@@ -395,6 +427,8 @@ GENERATORS = {
     "task-file-schema": task_file_schema_reference,
     "paper-flags": paper_flags_reference,
     "room-imports": room_imports_reference,
+    "language-profiles": language_profiles_reference,
+    "language-profile-fields": language_profile_fields_reference,
 }
 
 

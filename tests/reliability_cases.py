@@ -13,8 +13,12 @@ its property fails. The properties:
   two readers agreeing;
 * a source record, whatever its values, becomes a row, a rejection or a label-map drop through any
   task's rules (never an exception), and a row's texts are normalised and not empty;
-* ``normalize_text``, ``normalize_answer`` and the exams' ``normalize_mcq_text`` are idempotent and leave
-  no control, bidirectional or zero-width character they promise to remove;
+* ``normalize_text`` under every language profile (nepali, urdu, plain), ``normalize_answer`` and the
+  exams' ``normalize_mcq_text`` are idempotent and leave no control, bidirectional or zero-width
+  character they promise to remove: each profile removes the control characters and its declared
+  ``removed`` set; a ZWJ/ZWNJ that nepali or urdu keeps stands alone between two letters of its
+  script (or beside the virama; a ZWJ also between two emoji): urdu keeps ZWNJ inside a word,
+  where Urdu needs it; plain keeps every joiner as written;
 * the idiom span parser, the exam answer parser and the label parser read any text without an exception,
   and read back what their writer (or a model following the format) wrote.
 """
@@ -46,6 +50,8 @@ from nlue.evals.mcq.parse import INVALID_CATEGORIES, parse_lenient, parse_strict
 from nlue.idioms.position import Span, mark_position, parse_position
 from nlue.registry.kinds.mcq_text import LETTERS, normalize_mcq_text
 from nlue.registry.tasks import TASKS
+from nlue.text import rules
+from nlue.text.profiles import get_profile, profile_of
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,7 @@ TRICKY = (
     "\u200b\u200c\u200d\u2060\ufeff\u200e\u200f\u061c\u202a\u202e\u2066\u2069"
     "\ufe0e\ufe0f\u20e3❤👍🏽🏳🌈"
     "कखगर्िाँं़ःऽ।॥०९\u0951\u0952\u093c"
-    "کيكهۀ\u0640\u064b\u0660"
+    "کيكهۀھہ\u0640\u064b\u0654\u0660\ufeeb"
     "abcABDe\u0301 "
 )
 CHARACTERS = st.characters(blacklist_categories=("Cs",)) | st.sampled_from(TRICKY)
@@ -78,10 +84,15 @@ JSON_VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
     max_leaves=8,
 )
-# Removed by normalize_text: controls (but whitespace), bidirectional formatting, zero-width and the like.
-_REMOVED = re.compile(
-    "[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u200b\u2060\ufeff\u00ad]"
-)
+# Removed by every profile: controls (but whitespace); by nepali and urdu also bidirectional formatting,
+# zero-width and the like (urdu: and the tatweel). Written out here, not read from the declarations.
+_CONTROLS = "\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f"
+_REMOVED = {
+    "nepali": re.compile(f"[{_CONTROLS}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u200b\u2060\ufeff\u00ad]"),
+    "urdu": re.compile(f"[{_CONTROLS}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u200b\u2060\ufeff\u00ad\u0640]"),
+    "plain": re.compile(f"[{_CONTROLS}]"),
+}
+PROFILES = tuple(_REMOVED)
 
 
 def _directory() -> tempfile.TemporaryDirectory[str]:
@@ -302,17 +313,33 @@ def check_task_record(case: tuple[str, dict[str, Any]]) -> None:
         return
     assert isinstance(result, dict)
     for field in task.kind.text_fields(task):
-        assert result[field] and result[field] == normalize_text(result[field]), (field, result[field])
+        normalized = profile_of(task).normalize(result[field])
+        assert result[field] and result[field] == normalized, (field, result[field])
 
 
 # --- normalisers ----------------------------------------------------------------------------------
 
 
-def check_normalize_text(text: str) -> None:
-    once = normalize_text(text)
-    assert normalize_text(once) == once, (text, once)
+def check_normalize_text(case: tuple[str, str]) -> None:
+    text, name = case
+    profile = get_profile(name)
+    once = normalize_text(text, name)
+    assert normalize_text(once, name) == once, (text, once)
     assert once == once.strip() and "  " not in once and unicodedata.is_normalized("NFC", once), once
-    assert not _REMOVED.search(once) and not any(c.isspace() and c != " " for c in once), once
+    assert not _REMOVED[name].search(once) and not any(c.isspace() and c != " " for c in once), once
+    if name == "nepali":
+        assert normalize_text(text) == once  # the default profile
+    if not profile.tidy_joiners:  # plain: every joiner kept as written
+        assert [c for c in once if c in "\u200c\u200d"] == [c for c in text if c in "\u200c\u200d"], once
+        return
+    letters = {c for c in rules.expand(profile.script) if unicodedata.category(c)[0] == "L"}
+    signs = rules.expand(profile.joiner_signs)
+    for i, char in enumerate(once):
+        if char in "\u200c\u200d":  # a joiner kept stands alone between two letters (or a ZWJ between two emoji)
+            before, after = once[i - 1 : i], once[i + 1 : i + 2]
+            letter_pair = {before, after} <= letters | signs and not {before, after} <= signs
+            emoji = char == "\u200d" and re.match(f"[{rules.EMOJI_BASE}\ufe0f]", before) is not None
+            assert letter_pair or (emoji and re.match(f"[{rules.EMOJI_BASE}]", after) is not None), once
 
 
 def check_normalize_answer(text: str) -> None:
@@ -423,7 +450,7 @@ PROPERTIES: tuple[Property, ...] = (
     Property("jsonl reader", jsonl_files(), check_jsonl, 150),
     Property("parquet reader", parquet_files(), check_parquet, 80),
     Property("record through a task's rules", task_records(), check_task_record, 300),
-    Property("normalize_text", TEXT, check_normalize_text, 400),
+    Property("normalize_text", st.tuples(TEXT, st.sampled_from(PROFILES)), check_normalize_text, 400),
     Property("normalize_answer", TEXT, check_normalize_answer, 400),
     Property("normalize_mcq_text", st.tuples(TEXT, st.sampled_from(["ne", "ur"])), check_normalize_mcq_text, 300),
     Property("idiom span parser", span_cases(), check_span, 300),

@@ -320,6 +320,55 @@ def test_generated_source_is_byte_identical(tmp_path: Path, columnar_spy: dict[s
     assert reread > 0 and columnar_spy["configs"] == 5 and columnar_spy["arrow_csv"] == 7 + reread
 
 
+_URDU_LETTERS = "ابپتٹثجچحخدڈذرڑزژسشصضطظعغفقکگلمنوہھیےيكهىة"
+_URDU_MESS = ("\u200c", "\u0654", "\u064e", "ـ", "١٢", "۳", "\u200f", "\ufeeb", "ۀ", "؟", " |", "\x07")
+
+
+def _urdu_sentence(rng: random.Random) -> str:
+    """Urdu-looking words, Arabic look-alikes and heh in every position among them, now and then a mark."""
+    words = ["".join(rng.choice(_URDU_LETTERS) for _ in range(rng.randint(1, 5))) for _ in range(rng.randint(2, 7))]
+    text = " ".join(words)
+    if rng.random() < 0.3:
+        cut = rng.randrange(len(text) + 1)
+        text = text[:cut] + rng.choice(_URDU_MESS) + text[cut:]
+    return text + rng.choice(("۔", "", "؟"))
+
+
+@pytest.mark.parametrize("profile", ["urdu", "plain"])
+def test_every_profile_builds_identically(tmp_path: Path, columnar_spy: dict[str, int], profile: str) -> None:
+    """issue 30, item 3: a task normalised by another profile builds byte for byte alike with both engines."""
+    from .profiled_tasks import profiled
+
+    rng = random.Random(11)
+    sources = []
+    for name, suffix, counts in (("sa", ".csv", {"train": 2500, "test": 500}), ("mnli", ".jsonl", {"train": 1500})):
+        task = profiled(get_task(name), profile)
+        columns = [*task.input_fields, str(task.label_field)]
+        folder = tmp_path / "src" / name
+        folder.mkdir(parents=True)
+        files = {}
+        for split, count in counts.items():
+            records: list[dict] = []
+            for i in range(count):
+                if records and i % 50 == 0:  # a repeat now and then: duplicates and conflicts are counted alike
+                    records.append(dict(rng.choice(records)))
+                    continue
+                row = {field: _messy_text(rng, _urdu_sentence(rng), suffix == ".jsonl") for field in task.input_fields}
+                row[str(task.label_field)] = _label(rng, task.label_names, suffix == ".jsonl")
+                records.append(row)
+            files[split] = [_write(folder / f"{split}{suffix}", records, columns)]
+        sources.append(TaskSources(task, files))
+    outcomes = _build_both(tmp_path / "out", sources)
+    _assert_same(outcomes)
+    assert columnar_spy["configs"] == 2 and columnar_spy["batches"] >= 2
+    built = pq.read_table(tmp_path / "out" / "columnar" / "nlue" / "sa" / "train-00000-of-00001.parquet")
+    texts = built.column("text").to_pylist()
+    if profile == "urdu":  # the folds happened (the comparison covered them)
+        assert not any(c in text for text in texts for c in "يكىة١\u0640") and any("ہ" in text for text in texts)
+    else:
+        assert any(c in text for text in texts for c in "يكىة١")
+
+
 def read_records_list(path: Path) -> list:
     return list(read_records(path))
 
@@ -535,23 +584,67 @@ def test_loose_keys_group_rows_as_the_row_path_folds_them(rows: list[tuple[str, 
     assert len(set(zip(keys, folded, strict=True))) == len(set(keys)) == len(set(folded))
 
 
-_TIDY_TEXT = st.lists(
-    st.sampled_from([" ", "  ", "|", "||", "क", "ख", "।", "a", "B", "_", "्", "\u093c", "\u0958", "\t", "१", "\u200c"]),
-    max_size=10,
-).map("".join)
+_TIDY_PIECES = [" ", "  ", "|", "||", "क", "ख", "।", "a", "B", "_", "्", "\u093c", "\u0958", "\t", "१", "\u200c"]
+# Per profile, the pieces its bulk path and row path could disagree on: its script's letters, marks and
+# look-alikes (Urdu: the folded letters, hamza, heh in every position; Sinhala: the vowel signs that compose).
+_PROFILE_PIECES = {
+    "nepali": [],
+    "urdu": ["ک", "ك", "ه", "ہ", "ھ", "ی", "ي", "ۀ", "ە", "\u0654", "\u064e", "١", "۱", "ـ", "؟", "\ufeeb"],
+    "plain": ["ک", "ه", "\u0301", "e", "\u200d", "ශ", "\u0dd9", "\u0dcf", "\u1100", "\u1161"],
+    "sinhala_test": ["ශ", "ර", "\u0dca", "\u0dd9", "\u0dcf", "\u0ddc", "\u200d", "ක"],
+}
 
 
-@settings(max_examples=500, deadline=None)
-@given(st.lists(_TIDY_TEXT, min_size=1, max_size=20))
-def test_bulk_normalisation_equals_normalize_text(texts: list[str]) -> None:
-    array = pa.array(texts)
-    needs_work = np.asarray(pc.match_substring_regex(array, columnar._NEEDS_ROW_PATH).to_numpy(zero_copy_only=False))
-    tidied, left = columnar._tidy(array, needs_work) if needs_work.any() else (array, needs_work)
-    for text, result, row_path in zip(texts, tidied.to_pylist(), left.tolist(), strict=True):
-        if not row_path:
-            assert result == normalize_text(text) != "", text
-    clean = [t for t, flag in zip(texts, needs_work.tolist(), strict=True) if not flag]
-    assert all(unicodedata.is_normalized("NFC", t) and normalize_text(t) == t for t in clean)
+@pytest.mark.parametrize("name", sorted(_PROFILE_PIECES))
+def test_bulk_normalisation_equals_normalize_text(name: str) -> None:
+    """The bulk tidy-up gives each profile's normalize_text exactly (issue 30, item 3: every profile)."""
+    from nlue.text.bulk import bulk_rules
+    from nlue.text.profiles import get_profile, register_profile, unregister_profile
+
+    from .profiled_tasks import SINHALA
+
+    register_profile(SINHALA)
+    try:
+        profile = get_profile(name)
+        rules = bulk_rules(profile)
+        texts = st.lists(st.sampled_from(_TIDY_PIECES + _PROFILE_PIECES[name]), max_size=10).map("".join)
+
+        @settings(max_examples=300, deadline=None)
+        @given(st.lists(texts, min_size=1, max_size=20))
+        def check(texts: list[str]) -> None:
+            array = pa.array(texts)
+            matched = pc.match_substring_regex(array, rules.needs_row_path)
+            needs_work = np.asarray(matched.to_numpy(zero_copy_only=False))
+            tidied, left = columnar._tidy(array, needs_work, rules) if needs_work.any() else (array, needs_work)
+            for text, result, row_path in zip(texts, tidied.to_pylist(), left.tolist(), strict=True):
+                if not row_path:
+                    assert result == profile.normalize(text) != "", text
+            clean = [t for t, flag in zip(texts, needs_work.tolist(), strict=True) if not flag]
+            assert all(unicodedata.is_normalized("NFC", t) and profile.normalize(t) == t for t in clean)
+
+        check()
+    finally:
+        unregister_profile(SINHALA.name)
+
+
+def test_nepali_bulk_patterns_are_the_ones_written_before_profiles() -> None:
+    """issue 30, item 3: the patterns derived from the nepali profile accept exactly what the hand-written ones did."""
+    from nlue.text.bulk import bulk_rules
+    from nlue.text.profiles import NEPALI
+
+    before_row_path = "[^ -{}~\\x{0900}-\\x{093B}\\x{093D}-\\x{0950}\\x{0955}-\\x{0957}\\x{0960}-\\x{097F}]|^ | $|  |^$"
+    before_tidy = (
+        "[^ -~\\x{0900}-\\x{093B}\\x{093D}-\\x{0950}\\x{0955}-\\x{0957}\\x{0960}-\\x{097F}]|\\|\\|\\||\\|[^|]+\\|"
+    )
+    rules = bulk_rules(NEPALI)
+    every = pa.array([chr(c) for c in range(0x3000)] + ["", " a", "a ", "a  b", "a|b|", "a|||", "क ||"])
+    for before, now in ((before_row_path, rules.needs_row_path), (before_tidy, rules.not_tidy_in_bulk)):
+        assert pc.match_substring_regex(every, before).equals(pc.match_substring_regex(every, now))
+    assert rules.pipe_rewrites == (
+        ("([\\x{0900}-\\x{097F}]) ?\\|\\|", "\\1॥"),
+        ("([\\x{0900}-\\x{097F}]) ?\\|", "\\1।"),
+    )
+    assert not rules.beyond_byte_fold
 
 
 def test_background_reader_stops_when_the_build_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -41,7 +41,9 @@ def test_urdu_directional_marks_go_and_look_alikes_fold() -> None:
     assert normalize_urdu("\u202bسوال\u202c\u200f \u2066جواب\u2069\u061c") == "سوال جواب"
     assert normalize_urdu("كتاب") == "کتاب"  # Arabic kaf -> keheh
     assert normalize_urdu("علي") == "علی" and normalize_urdu("مصطفى") == "مصطفی"  # yeh, alef maksura -> farsi yeh
-    assert normalize_urdu("مدرسه") == "مدرسہ"  # heh -> heh goal
+    # Arabic heh -> heh goal where a word starts; inside or ending a word it may be either Urdu heh: kept
+    # (issue 30, item 3; see nlue.text.profiles for the sources the rule follows).
+    assert normalize_urdu("هم") == "ہم" and normalize_urdu("مدرسه") == "مدرسه" and normalize_urdu("کها") == "کها"
     assert normalize_urdu("قرة") == "قرۃ"  # teh marbuta -> teh marbuta goal
     assert normalize_urdu("١٩٤٧ اور 1947") == "۱۹۴۷ اور 1947"  # Arabic-Indic digits -> Urdu; ASCII kept
     assert normalize_urdu("\ufeeb\ufef4\ufe8e") == normalize_urdu("ہیا")  # presentation forms (PDF text)

@@ -22,6 +22,9 @@ from nlue.data.source_file import WatchedSource
 from nlue.data.stats import LengthHistogram, SplitStats
 from nlue.registry.features import task_features
 from nlue.registry.tasks import TASKS
+from nlue.text import rules
+from nlue.text.profiles import NEPALI, get_profile
+from nlue.text.rules import LanguageProfile
 
 # --- fingerprints -------------------------------------------------------------------------
 
@@ -152,26 +155,48 @@ def test_holdout_draws_what_permutation_drew(size: int, dtype: type) -> None:
 # --- normalisation and reading --------------------------------------------------------------
 
 
-def _normalize_reference(text: str) -> str:
-    """Every pass, unconditionally, as the normaliser was first written."""
+def _normalize_reference(text: str, profile: LanguageProfile) -> str:
+    """Every pass of the profile, unconditionally, as the normaliser was first written."""
     text = unicodedata.normalize("NFC", text)
-    text = normalize._REMOVED.sub("", text)
-    text = normalize._ORPHAN_SELECTOR.sub("", text)
-    text = normalize._JOINER_RUN.sub(normalize._joiner_or_nothing, text)
-    text = normalize._PIPE_RUN.sub(normalize._dandas, text)
-    return unicodedata.normalize("NFC", normalize._WHITESPACE.sub(" ", text).strip())
+    if profile.compatibility:
+        compatibility = re.compile(f"[{rules.char_class(rules.expand(profile.compatibility))}]")
+        text = compatibility.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+    removed = rules.char_class(rules.expand(profile.removed)) if profile.removed else ""
+    text = re.sub(f"[{rules.CONTROLS}{removed}]", "", text)
+    if profile.emoji:
+        text = rules._ORPHAN_SELECTOR.sub("", text)
+    if profile.tidy_joiners:
+        text = rules._JOINER_RUN.sub(rules._joiner_rule(profile), text)
+    fold = rules._folder(profile)
+    if fold is not None:
+        text = fold(text)
+    if profile.dandas:
+        script = rules.char_class(rules.expand(profile.script))
+        text = re.sub(f"(?<=[{script}])(?:\\s*\\|)+", rules._dandas, text)
+    return unicodedata.normalize("NFC", re.sub(r"\s+", " ", text).strip())
 
 
 _SPACES_AND_INVISIBLES = [" ", "  ", "\t", "\n", "\u00a0", "\u3000", "\x1f", "\u200b", "\u2060", "\ufeff", "\u00ad"]
 _TRICKY = st.sampled_from(
-    [*_SPACES_AND_INVISIBLES, "\u200c", "\u200d", "|", "||", "।", "न\u093c", "\u0929", "\u093c", "e\u0301", "a", "\x07"]
-)
+    [*_SPACES_AND_INVISIBLES, "\u200c", "\u200d", "|", "||", "।", "न\u093c", "\u0929", "\u093c", "e\u0301", "a", "\x07",
+     "\ufe0f", "❤", "\u0654", "ه", "ۀ", "ك", "١", "\ufeeb", "ـ", "\u200f"]
+)  # fmt: skip
+_SCRIPTS = {"nepali": (0x0900, 0x097F), "urdu": (0x0600, 0x06FF), "plain": (0x0D80, 0x0DFF)}
 
 
-@settings(max_examples=500, deadline=None)
-@given(st.lists(st.characters(min_codepoint=0x0900, max_codepoint=0x097F) | _TRICKY, max_size=30).map("".join))
-def test_fast_normalisation_equals_every_pass(text: str) -> None:
-    assert normalize_text(text) == _normalize_reference(text)
+@pytest.mark.parametrize("name", sorted(_SCRIPTS))
+def test_fast_normalisation_equals_every_pass(name: str) -> None:
+    """The fast path and the skipped passes change nothing (issue 30, item 3: for every profile)."""
+    profile = get_profile(name)
+    low, high = _SCRIPTS[name]
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.characters(min_codepoint=low, max_codepoint=high) | _TRICKY, max_size=30).map("".join))
+    def check(text: str) -> None:
+        assert profile.normalize(text) == _normalize_reference(text, profile)
+
+    check()
+    assert normalize_text("न\ufe0f\u093c") == _normalize_reference("न\ufe0f\u093c", NEPALI) == "\u0929"
 
 
 def test_whitespace_split_agrees_with_regex() -> None:

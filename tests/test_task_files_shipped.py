@@ -119,6 +119,5 @@ def test_prompts_are_identical() -> None:
         for language in old[name].prompts:
             assert task.kind.llm_template(task, language) == old[name].kind.llm_template(old[name], language)
             compared += 1
-    assert (
-        compared == 2 * 11 + 2 + 2
-    )  # NLUE's ten classification tasks, stsb (by generation) and the two exams, in two languages each
+    # NLUE's ten classification tasks, stsb (by generation) and the two exams, in two languages each
+    assert compared == 2 * 11 + 2 + 2

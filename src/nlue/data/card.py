@@ -28,10 +28,16 @@ from nlue.data.card_sections import (
     left_out_lines,
     overlap_section,
 )
-from nlue.data.card_text import NLUE_CARD_TEXT, kind_texts, overview_lines, sample_banner
+from nlue.data.card_text import (
+    NLUE_CARD_TEXT,
+    kind_texts,
+    normalisation_lines,
+    overview_lines,
+    profile_line,
+    sample_banner,
+)
 from nlue.data.card_translation import MACHINE_TRANSLATED_TAG, translation_section
 from nlue.data.normalize import NEAR_DUPLICATE_RULES
-from nlue.data.normalize import __doc__ as NORMALIZATION_RULES
 from nlue.data.sample import SAMPLE_TAG
 from nlue.registry.features import task_features
 from nlue.registry.tasks import TaskSpec, benchmark_of
@@ -168,6 +174,7 @@ def _config_section(cfg: ConfigReport, options: BuildOptions) -> str:
         f"{task.primary_note}",
         f"- **Domains (paper):** {', '.join(task.domains)}",
         f"- **Sources (paper):** {'; '.join(task.sources)}",
+        profile_line(cfg),
     ]
     train = f"{task.paper_train_size:,}" if task.paper_train_size else "none (zero-shot)"
     if task.paper_total_size:  # an exam of our own (the Nepali one) has no published size
@@ -225,14 +232,12 @@ def _carving_sentence(configs: Mapping[str, ConfigReport], options: BuildOptions
 
 
 def _processing_section(configs: Mapping[str, ConfigReport], options: BuildOptions) -> str:
-    rules = "\n".join(line for line in (NORMALIZATION_RULES or "").splitlines() if line.startswith(("*", "  ")))
     lines = [
         "## How it was built",
         "",
-        f"Built by `nlue build` (nlue {__version__}) with seed {options.seed}. Each text field is normalised:",
+        f"Built by `nlue build` (nlue {__version__}) with seed {options.seed}.",
         "",
-        rules,
-        "",
+        *normalisation_lines(configs),
         "Rows that fail validation are left out and listed, with file, row, field and reason, in the "
         "build's rejects file. In train and validation, exact duplicates (same normalised inputs) are kept "
         "once, and a validation item whose inputs also occur in train is removed as leakage. "

@@ -1,4 +1,5 @@
-"""The parts of a dataset card that depend on which benchmark is built: opening, scoring, limitations, sizes.
+"""The parts of a dataset card that depend on which benchmark is built: opening, scoring, limitations, sizes,
+the language profiles text was normalised with.
 
 NLUE's paragraphs are the default; a kind whose configs speak for themselves (the
 exams) gives its own through :meth:`nlue.registry.kinds.TaskKind.card_text`.
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from nlue.registry.kinds.base import CardText
 from nlue.registry.tasks import NLUE_SCORE_NOTE
+from nlue.text.profiles import profile_of
 
 if TYPE_CHECKING:
     from nlue.data.report import ConfigReport, SplitReport
@@ -62,3 +64,26 @@ def overview_lines(configs: Mapping[str, ConfigReport]) -> list[str]:
 
 def _size(report: SplitReport) -> str:
     return "left out (0)" if report.left_out else str(report.kept)
+
+
+def profile_line(cfg: ConfigReport) -> str:
+    """The config's bullet naming the language profile its text fields were normalised with."""
+    profile = profile_of(cfg.task)
+    return f"- **Text normalisation:** the `{profile.name}` language profile: {profile.summary}"
+
+
+def normalisation_lines(configs: Mapping[str, ConfigReport]) -> list[str]:
+    """Each language profile used, the configs it normalised and its rules in full."""
+    used: dict[str, list[str]] = {}
+    for name, cfg in configs.items():
+        used.setdefault(profile_of(cfg.task).name, []).append(name)
+    lines: list[str] = []
+    for profile_name, names in used.items():
+        which = (
+            "every config"
+            if len(used) == 1
+            else ("config " if len(names) == 1 else "configs ") + ", ".join(f"`{n}`" for n in names)
+        )
+        rules = profile_of(configs[names[0]].task).rules
+        lines += [f"Each text field of {which} is normalised by the `{profile_name}` language profile:", "", rules, ""]
+    return lines

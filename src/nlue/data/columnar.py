@@ -3,15 +3,16 @@
 What :class:`nlue.data.rows.RowConverter` does to one record, done to a whole batch with
 Arrow kernels, for the rows whose outcome a rule on the columns can decide:
 
-* a text whose code points are all printable ASCII but ``|``, or Devanagari letters, signs
-  and digits whose canonical combining class is 0 and that NFC leaves alone (the block
-  U+0900-U+097F without the nukta U+093C, the stress signs U+0951-U+0954 and the
-  nukta letters U+0958-U+095F), with no space at either end and no two spaces in a row,
-  is its own normalised form: :func:`nlue.data.normalize.normalize_text` returns it
-  unchanged. One regular expression (:data:`_NEEDS_ROW_PATH`) finds every other text;
-* of those, a text made of the same characters and ``|`` whose only untidiness is its
-  spaces and one run of one or two pipes is normalised in bulk (:func:`_tidy`: trim,
-  collapse the spaces, three rewrites for the pipe rules);
+* a text made of the characters the task's language profile leaves alone wherever they stand
+  (:func:`nlue.text.bulk.bulk_characters`: for ``nepali``, printable ASCII but ``|`` and the
+  Devanagari letters, signs and digits whose canonical combining class is 0 and that NFC
+  leaves alone; for ``urdu``, printable ASCII and such Arabic-script letters, but the ones it
+  folds), with no space at either end and no two spaces in a row, is its own normalised form:
+  the profile's normaliser returns it unchanged. One regular expression
+  (:attr:`nlue.text.bulk.BulkRules.needs_row_path`) finds every other text;
+* of those, a text made of the same characters (and ``|``, for a profile with danda rules)
+  whose only untidiness is its spaces and one run of one or two pipes is normalised in bulk
+  (:func:`_tidy`: trim, collapse the spaces, two rewrites for the pipe rules);
 * the blank rule of a task with a blank (WinoGrande's ``_``), counted with Arrow;
 * a label is read once per distinct raw value of the batch (``RowConverter.label_of``,
   the row path's own reading), then spread to the rows by Arrow's dictionary encoding.
@@ -39,20 +40,9 @@ from nlue.errors import RowProblem
 from nlue.registry.features import task_features
 from nlue.registry.kinds import TaskKind
 from nlue.registry.tasks import TaskSpec
+from nlue.text.bulk import BulkRules, bulk_rules
+from nlue.text.profiles import profile_of
 
-# A text that normalisation may change, or that the row path rejects (see the module docstring).
-_NEEDS_ROW_PATH = "[^ -{}~\\x{0900}-\\x{093B}\\x{093D}-\\x{0950}\\x{0955}-\\x{0957}\\x{0960}-\\x{097F}]|^ | $|  |^$"
-# Texts the bulk tidy-up normalises exactly: the characters above and "|", with at most one
-# run of pipes, of one or two (a third pipe, or a second run, goes to the row path).
-_NOT_TIDY_IN_BULK = (
-    "[^ -~\\x{0900}-\\x{093B}\\x{093D}-\\x{0950}\\x{0955}-\\x{0957}\\x{0960}-\\x{097F}]|\\|\\|\\||\\|[^|]+\\|"
-)
-# The pipe rules on a trimmed, collapsed text with one run of pipes: after a Devanagari
-# character (and a space) "||" becomes "॥" and "|" "।"; elsewhere the pipes stay as written.
-_PIPE_REWRITES: tuple[tuple[str, str], ...] = (
-    ("([\\x{0900}-\\x{097F}]) ?\\|\\|", "\\1॥"),
-    ("([\\x{0900}-\\x{097F}]) ?\\|", "\\1।"),
-)
 _VALID, _DROPPED, _ROW_PATH = 0, 1, 2
 
 
@@ -86,8 +76,12 @@ def key_fields(task: TaskSpec) -> list[pa.Field]:
 def with_overlap_keys(task: TaskSpec, table: pa.Table) -> pa.Table:
     """A converted table with its rows' overlap keys appended (see :func:`key_fields`)."""
     columns = [table.column(name) for name in task.input_fields]
-    # Rows normalised in bulk hold ASCII and Devanagari only; the row path's may hold anything.
-    suspects = np.flatnonzero(_flags(table.column(ROW_PATH_COLUMN)))
+    # Rows normalised in bulk hold ASCII and Devanagari only where the profile's bulk characters are
+    # those (nepali, plain); the row path's may hold anything.
+    if bulk_rules(profile_of(task)).beyond_byte_fold:
+        suspects = None
+    else:
+        suspects = np.flatnonzero(_flags(table.column(ROW_PATH_COLUMN)))
     table = table.append_column(LOOSE_COLUMN, pa.array(loose_keys(columns, suspects=suspects), type=pa.uint64()))
     for name in field_key_names(task):
         table = table.append_column(field_key_column(name), pa.array(hash_array(table.column(name)), pa.uint64()))
@@ -154,6 +148,7 @@ class ColumnarConverter:
         self.schema = self.schema.remove(self.schema.get_field_index("idx"))
         self.label_type = self.schema.field(self.label_field).type
         self.label_values_dtype = np.dtype(np.int64 if self.label_type == pa.int64() else np.float64)
+        self.bulk = bulk_rules(self.rows.profile)
         spec = task.input_spec
         self.blank = (spec.blank_field, spec.blank) if spec.blank is not None and spec.blank_field else None
 
@@ -174,9 +169,9 @@ class ColumnarConverter:
                 continue
             if not_text is not None:
                 row_path |= not_text
-            needs_work = _flags(pc.match_substring_regex(array, _NEEDS_ROW_PATH))
+            needs_work = _flags(pc.match_substring_regex(array, self.bulk.needs_row_path))
             if needs_work.any():
-                array, unfixed = _tidy(array, needs_work)
+                array, unfixed = _tidy(array, needs_work, self.bulk)
                 texts[name] = array
                 row_path |= unfixed
             if self.blank is not None and self.blank[0] == name:
@@ -343,24 +338,25 @@ class ColumnarConverter:
         return indices, distinct
 
 
-def _tidy(array: pa.Array, needs_work: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+def _tidy(array: pa.Array, needs_work: np.ndarray, rules: BulkRules) -> tuple[pa.Array, np.ndarray]:
     """Normalise in bulk the texts whose only untidiness is spaces and one run of one or two pipes.
 
-    Such a text (one :data:`_NOT_TIDY_IN_BULK` does not match) is normalised by trimming it, collapsing its space
-    runs and applying the pipe rules of :mod:`nlue.data.normalize`, which for one pipe run
-    come down to two rewrites (:data:`_PIPE_REWRITES`). Returns the array with those
-    texts replaced, and the rows left for the row path (other texts, and texts that end up
-    empty, which the row path rejects).
+    Such a text (one ``rules.not_tidy_in_bulk`` does not match) is normalised by trimming it,
+    collapsing its space runs and, for a profile with danda rules, applying them, which for
+    one pipe run come down to two rewrites (``rules.pipe_rewrites``). Returns the array with
+    those texts replaced, and the rows left for the row path (other texts, and texts that end
+    up empty, which the row path rejects).
     """
     positions = np.flatnonzero(needs_work)
     picked = array.take(pa.array(positions, type=pa.int64()))
-    bulk = ~_flags(pc.match_substring_regex(picked, _NOT_TIDY_IN_BULK))
+    bulk = ~_flags(pc.match_substring_regex(picked, rules.not_tidy_in_bulk))
     unfixed = needs_work.copy()
     if not bulk.any():
         return array, unfixed
     text = pc.utf8_trim(picked.filter(pa.array(bulk)), " ")
     text = _rewrite_where(text, "  ", (("  +", " "),))
-    text = _rewrite_where(text, "|", _PIPE_REWRITES)
+    if rules.pipe_rewrites:
+        text = _rewrite_where(text, "|", rules.pipe_rewrites)
     nonempty = _flags(pc.greater(pc.binary_length(text), 0))
     fixed = positions[bulk][nonempty]
     unfixed[fixed] = False

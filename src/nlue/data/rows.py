@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlue.data.mapping import DROP, FieldMapping
-from nlue.data.normalize import normalize_text
 from nlue.data.sources import NotText, source_text
 from nlue.data.text_files import listed, shown
 from nlue.errors import NlueError, RowProblem, SourceError
 from nlue.registry.kinds import RowRejection, TaskKind
 from nlue.registry.kinds.classification import label_key
 from nlue.registry.tasks import TaskSpec
+from nlue.text.profiles import profile_of
 
 _SHOWN_VALUE_CHARS = 80
 _MISSING = object()
@@ -102,6 +102,9 @@ class RowConverter:
         self._text_columns = tuple((name, self.mapping.source_column(name)) for name in task.text_fields)
         self._label_column = self.mapping.source_column(task.label_field) if task.label_field else ""
         self._label_memo: dict[str | int, Any] = {}
+        # The task's language profile decides the text rules (nepali, urdu, plain, or one a user declared).
+        self.profile = profile_of(task)
+        self._normalize = self.profile.normalizer()
         # Only kinds that complete a row from further fields (GMET's category, theme, answers) pay for it.
         self._completes = type(self.kind).complete_row is not TaskKind.complete_row
         self._context = self.kind.row_context(task, self.mapping.categories)
@@ -144,7 +147,7 @@ class RowConverter:
                     value = source_text(value)
                 except NotText as exc:
                     return RowProblem(path, row, name, exc.reason, _shown(exc.shown))
-            text = normalize_text(value)
+            text = self._normalize(value)
             if not text:
                 return RowProblem(path, row, name, "empty text after normalisation", _shown(value))
             out[name] = text

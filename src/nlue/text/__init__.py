@@ -1,1 +1,2 @@
-"""Leaf helpers on strings, used by every room: what is safe to show where, and (later) language profiles."""
+"""Leaf helpers on strings, used by every room: what is safe to show where, and the language profiles
+that decide how a task's text is normalised (:mod:`nlue.text.profiles`)."""

@@ -40,13 +40,13 @@ from typing import TYPE_CHECKING, Any
 
 import datasets
 
-from nlue.data.normalize import normalize_text
 from nlue.data.sources import NotText, source_text
 from nlue.errors import NlueError
 from nlue.idioms.position import MARKER, Span, parse_position
 from nlue.idioms.prefix import prefix_matches
 from nlue.registry.kinds.base import CAUSAL_LM_LOGLIKELIHOOD, CardText, RowRejection
 from nlue.registry.kinds.classification import ClassificationKind, label_key
+from nlue.text.profiles import normalize_text, profile_of
 
 if TYPE_CHECKING:
     from nlue.data.report import SplitReport
@@ -119,7 +119,7 @@ def parse_idiom_label(raw: Any) -> int | str:
     return "expected I or L (idiomatic or literal; ids 0 or 1)"
 
 
-def _optional_text(field: str, value: Any) -> str | RowRejection:
+def _optional_text(field: str, value: Any, normalize: Callable[[str], str]) -> str | RowRejection:
     if value is None:
         return ""
     if not isinstance(value, str):
@@ -127,14 +127,19 @@ def _optional_text(field: str, value: Any) -> str | RowRejection:
             value = source_text(value)
         except NotText as exc:
             return RowRejection(field, exc.reason, exc.shown)
-    return normalize_text(value)
+    return normalize(value)
 
 
-def check_idiom_item(raw: Callable[[str], Any], id_prefix: str) -> dict[str, Any] | RowRejection:
-    """The fields an item gets beyond its normalised idiom, S2 and label (module docstring's rules)."""
+def check_idiom_item(
+    raw: Callable[[str], Any], id_prefix: str, normalize: Callable[[str], str] = normalize_text
+) -> dict[str, Any] | RowRejection:
+    """The fields an item gets beyond its normalised idiom, S2 and label (module docstring's rules).
+
+    ``normalize`` is the task's language profile's normaliser (``nepali`` for neDIOM).
+    """
     texts: dict[str, str] = {}
     for field in ("idiom", *CONTEXT_FIELDS, POSITION_FIELD):
-        text = _optional_text(field, raw(field))
+        text = _optional_text(field, raw(field), normalize)
         if isinstance(text, RowRejection):
             return text
         if field != POSITION_FIELD and MARKER in text:
@@ -147,7 +152,7 @@ def check_idiom_item(raw: Callable[[str], Any], id_prefix: str) -> dict[str, Any
     span = parse_position(texts[POSITION_FIELD], texts["S2"])
     if not isinstance(span, Span):
         return RowRejection(POSITION_FIELD, span, texts[POSITION_FIELD])
-    item_id = normalize_text(str(raw("id") or ""))
+    item_id = normalize(str(raw("id") or ""))
     if not item_id:  # from the content, so the same item gets the same id in every build
         content = "\x1f".join(texts[f] for f in ("idiom", *CONTEXT_FIELDS)).encode()
         item_id = f"{id_prefix}-{hashlib.blake2b(content, digest_size=6).hexdigest()}"
@@ -250,7 +255,7 @@ class IdiomaticityKind(ClassificationKind):
         return parse_idiom_label(raw)
 
     def complete_row(self, task: TaskSpec, raw: Callable[[str], Any], context: Any) -> dict[str, Any] | RowRejection:
-        return check_idiom_item(raw, task.name)
+        return check_idiom_item(raw, task.name, profile_of(task).normalizer())
 
     def text_pair(self, task: TaskSpec, example: Mapping[str, Any]) -> tuple[str, str | None]:
         return variant_input(example, VARIANTS[0])  # S2 with the idiom; the other variants by name

@@ -3,19 +3,9 @@
 :func:`normalize_mcq_text` decides what "the same text" means for an exam item, its
 curation and a model's answer:
 
-* Nepali (and any language but Urdu): the builder's rules (:mod:`nlue.data.normalize`).
-* Urdu: NFC; Arabic presentation forms (PDF extraction) replaced by their letters (NFKC
-  of those characters only); directional marks removed (U+200E, U+200F, U+061C,
-  U+202A-U+202E, U+2066-U+2069), as are zero-width space, word joiner, BOM, soft hyphen
-  and the tatweel U+0640; ZWNJ/ZWJ kept only between two Arabic-script letters (where
-  they choose a letter's joining form); look-alike code points folded to the Urdu ones:
-  yeh U+064A and alef maksura U+0649 -> farsi yeh U+06CC, kaf U+0643 -> keheh U+06A9,
-  heh U+0647 -> heh goal U+06C1 (always: U+0647 is not an Urdu letter; an aspirate
-  mistyped with it is not guessed into do-chashmi U+06BE), U+06C0 -> U+06C2, teh marbuta
-  U+0629 -> U+06C3, Arabic-Indic digits U+0660-U+0669 -> the Urdu digits U+06F0-U+06F9
-  (ASCII digits are kept as written: both occur in Urdu exams and the model should see
-  what the exam printed); whitespace runs become one space. Quotes and punctuation are
-  kept: they are part of what the model reads.
+* the task's language profile (:func:`nlue.text.profiles.profile_of`: ``urdu`` for the Urdu
+  exam, ``nepali`` for the Nepali one; any registered profile for a declared task), whose rules
+  the dataset card lists;
 * Every language: a fill-in blank, a run of underscores, dots and ellipses that weighs at
   least 2 (an underscore or an ellipsis 1, a dot ½: ``__``, ``....``, ``……``, ``_..``),
   becomes ``____``, so one blank is written one way; ``...`` and a lone ``…`` stay.
@@ -31,64 +21,35 @@ generation prompts (:mod:`nlue.evals.mcq.prompts`) and the log-likelihood templa
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from nlue.data.normalize import normalize_text
 from nlue.errors import NlueError
 from nlue.registry.kinds.base import CardText
+from nlue.text.profiles import URDU, fallback_profile_name, get_profile
+from nlue.text.rules import LanguageProfile
 
 LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
 # The two answer lines stay in English in every prompt language, so that one parser reads them all.
 KEY_LABEL = "Answer key:"
 TEXT_LABEL = "Answer text:"
 
-_DIRECTIONAL = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
-_URDU_INVISIBLE = re.compile("[\u200b\u2060\ufeff\u00ad\u0640]")
-_PRESENTATION_FORMS = re.compile("[\ufb50-\ufdff\ufe70-\ufefc]")
-_ARABIC = re.compile("[\u0600-\u06ff\u0750-\u077f]")
-_JOINERS = re.compile("[\u200c\u200d]+")
 BLANK = "____"
 _BLANK_RUN = re.compile(r"[_.…]{2,}")
-URDU_FOLDS: Mapping[int, int] = {
-    0x064A: 0x06CC,  # ARABIC LETTER YEH -> FARSI YEH
-    0x0649: 0x06CC,  # ALEF MAKSURA -> FARSI YEH
-    0x0643: 0x06A9,  # ARABIC LETTER KAF -> KEHEH
-    0x0647: 0x06C1,  # ARABIC LETTER HEH -> HEH GOAL
-    0x06C0: 0x06C2,  # HEH WITH YEH ABOVE -> HEH GOAL WITH HAMZA ABOVE
-    0x0629: 0x06C3,  # TEH MARBUTA -> TEH MARBUTA GOAL
-    **{0x0660 + i: 0x06F0 + i for i in range(10)},  # Arabic-Indic -> Extended Arabic-Indic digits
-}
-
-
-def _arabic_letter(char: str) -> bool:
-    """An Arabic-script letter (not a mark, digit or punctuation): what a joiner may sit between."""
-    return bool(char) and _ARABIC.match(char) is not None and unicodedata.category(char).startswith("L")
-
-
-def _joiner_between_letters(match: re.Match[str]) -> str:
-    text, start, end = match.string, match.start(), match.end()
-    before, after = text[start - 1 : start], text[end : end + 1]
-    return match.group() if _arabic_letter(before) and _arabic_letter(after) else ""
+_URDU = URDU.normalizer()
 
 
 def normalize_urdu(text: str) -> str:
-    """Urdu text by the rules of the module docstring (idempotent)."""
-    text = unicodedata.normalize("NFC", text)
-    text = _PRESENTATION_FORMS.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
-    # Removing a mark of direction can bring two combining marks together: compose (and reorder) again
-    # before judging joiners, whose neighbours must be final.
-    text = unicodedata.normalize("NFC", _URDU_INVISIBLE.sub("", _DIRECTIONAL.sub("", text)))
-    text = _JOINERS.sub(_joiner_between_letters, text)
-    # Fold, compose, fold again: composing can create a code point the fold maps (U+06D5 U+0654 -> U+06C0).
-    text = unicodedata.normalize("NFC", text.translate(URDU_FOLDS)).translate(URDU_FOLDS)
-    return " ".join(text.split())
+    """Urdu text by the ``urdu`` language profile (:data:`nlue.text.profiles.URDU`)."""
+    return _URDU(text)
 
 
-def normalize_mcq_text(text: str, language: str) -> str:
-    """An MCQ text field normalised for ``language`` (ISO 639-1): see the module docstring."""
-    text = normalize_urdu(text) if language == "ur" else normalize_text(text)
+def normalize_mcq_text(text: str, language: str | None = None, *, profile: str | LanguageProfile | None = None) -> str:
+    """An MCQ text field normalised by ``profile`` (the task's: :func:`nlue.text.profiles.profile_of`),
+    or, when only the exam's ``language`` (ISO 639-1) is known, by the profile that language falls back
+    to; then a blank is written one way (module docstring)."""
+    chosen = get_profile(profile if profile is not None else fallback_profile_name(language))
+    text = chosen.normalize(text)
     return _BLANK_RUN.sub(_blank, text) if ("_" in text or "." in text or "…" in text) else text
 
 
@@ -184,14 +145,6 @@ SAMPLE_BANNER = (
     "model; build a real exam from released items (UrduMMLU: `MBZUAI/UrduMMLU`) with "
     "`nlue build --source <folder> --configs mcq_ur`."
 )
-NORMALISATION_NOTES: Mapping[str, str] = {
-    "ur": (
-        "Urdu text is normalised beyond the rules below (`nlue.registry.kinds.mcq_text`): directional marks "
-        "and the tatweel removed, Arabic presentation forms replaced by their letters, and look-alike Arabic "
-        "code points folded to the Urdu ones (yeh and alef maksura to U+06CC, kaf to U+06A9, heh to U+06C1, "
-        "teh marbuta to U+06C3, Arabic-Indic digits to the Urdu digits); ZWNJ/ZWJ kept between Arabic letters."
-    ),
-}
 BLANK_NOTE = "A fill-in blank (a run of 2+ underscores or ellipses, or 4+ dots) is written `____`."
 CARD_TEXT = CardText(
     intro=(

@@ -20,9 +20,10 @@ the task's. In the ``demo`` split the builder rejects an exact repeat with anoth
 curate first: :mod:`nlue.pipelines.mcq_curation` merges agreeing repeats (also with the
 options in another order) and drops conflicting ones.
 
-Text is normalised by :func:`nlue.registry.kinds.mcq_text.normalize_mcq_text` (Nepali: the
-builder's rules; Urdu: directional marks removed, look-alike Arabic code points folded),
-the one normalisation of the builder, the curation pipeline and the answer parser.
+Text is normalised by :func:`nlue.registry.kinds.mcq_text.normalize_mcq_text` with the task's
+language profile (``nepali`` for the Nepali exam, ``urdu`` for the Urdu one, whose rules fold
+the look-alike Arabic code points), the one normalisation of the builder, the curation
+pipeline and the answer parser.
 
 Scoring: predictions are key ids 0-3, or :data:`INVALID_PREDICTION` (-1) for an output
 that does not parse. ``accuracy_all_items`` (the primary, an nlue convention) counts an
@@ -44,7 +45,6 @@ import datasets
 import numpy as np
 
 from nlue.data.json_records import parse_json, repeated_key
-from nlue.data.normalize import normalize_text
 from nlue.data.sources import NotText, source_text
 from nlue.errors import NlueError
 from nlue.registry.kinds.base import CAUSAL_LM_LOGLIKELIHOOD, GENERATION, CardText, RowRejection, TaskKind
@@ -53,7 +53,6 @@ from nlue.registry.kinds.mcq_text import (
     CARD_TEXT,
     KEY_LABEL,
     LETTERS,
-    NORMALISATION_NOTES,
     POOL_RULE,
     SAMPLE_STATEMENT,
     ExamDeclarations,
@@ -68,6 +67,8 @@ from nlue.registry.kinds.mcq_text import (
 from nlue.scoring.classification import accuracy_rows
 from nlue.scoring.problem import ScoringProblem
 from nlue.scoring.validation import check_not_empty, check_same_length, label_codes
+from nlue.text.profiles import normalize_text, profile_of
+from nlue.text.rules import LanguageProfile
 
 if TYPE_CHECKING:
     from nlue.data.report import SplitReport
@@ -110,8 +111,11 @@ def item_options(item: Mapping[str, Any]) -> dict[str, str]:
     return {letter: str(item[letter]) for letter in LETTERS}
 
 
-def parse_sources(raw: Any) -> list[dict[str, str]] | str:
-    """Provenance as a list of ``{name, url}``: from such a list, one object, JSON text, a name or a URL."""
+def parse_sources(raw: Any, profile: LanguageProfile | None = None) -> list[dict[str, str]] | str:
+    """Provenance as a list of ``{name, url}``: from such a list, one object, JSON text, a name or a URL.
+
+    Names are normalised by ``profile`` (the exam's; default ``nepali``).
+    """
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return []
     if isinstance(raw, str) and raw.strip().startswith(("[", "{")):
@@ -125,10 +129,13 @@ def parse_sources(raw: Any) -> list[dict[str, str]] | str:
     out: list[dict[str, str]] = []
     for entry in entries:
         if isinstance(entry, str):
-            text = normalize_text(entry)
+            text = normalize_text(entry, profile)
             pair = {"name": "", "url": text} if text.startswith(("http://", "https://")) else {"name": text, "url": ""}
         elif isinstance(entry, Mapping):
-            pair = {"name": normalize_text(str(entry.get("name") or "")), "url": str(entry.get("url") or "").strip()}
+            pair = {
+                "name": normalize_text(str(entry.get("name") or ""), profile),
+                "url": str(entry.get("url") or "").strip(),
+            }
         else:
             return "expected each source to be a {name, url} object or a text"
         if (pair["name"] or pair["url"]) and pair not in out:
@@ -166,7 +173,7 @@ def _raw_options(raw: Callable[[str], Any]) -> dict[str, Any] | RowRejection:
     return flat
 
 
-def _text(field: str, value: Any, language: str) -> str | RowRejection:
+def _text(field: str, value: Any, profile: LanguageProfile) -> str | RowRejection:
     if value is None:
         return RowRejection(field, "missing value")
     if not isinstance(value, str):
@@ -174,7 +181,7 @@ def _text(field: str, value: Any, language: str) -> str | RowRejection:
             value = source_text(value)
         except NotText as exc:
             return RowRejection(field, exc.reason, exc.shown)
-    text = normalize_mcq_text(value, language)
+    text = normalize_mcq_text(value, profile=profile)
     return text if text else RowRejection(field, "empty text after normalisation", value)
 
 
@@ -184,10 +191,11 @@ def check_item(exam: ExamDeclarations, raw: Callable[[str], Any], name: str) -> 
     ``raw(field)`` reads the source's value; ``name`` prefixes an id made for an item without one.
     """
     language = exam.language
+    profile = profile_of(exam)
     given_language = raw("language")
     if given_language not in (None, "") and str(given_language).strip().casefold() != language:
         return RowRejection("language", f"task {exam.name!r} holds items in {language!r}", str(given_language))
-    question = _text("question", raw("question"), language)
+    question = _text("question", raw("question"), profile)
     if isinstance(question, RowRejection):
         return question
     options = _raw_options(raw)
@@ -195,7 +203,7 @@ def check_item(exam: ExamDeclarations, raw: Callable[[str], Any], name: str) -> 
         return options
     row: dict[str, Any] = {"question": question}
     for letter in LETTERS:
-        text = _text(letter, options[letter], language)
+        text = _text(letter, options[letter], profile)
         if isinstance(text, RowRejection):
             return text
         first = next((other for other in LETTERS if row.get(other) == text), None)
@@ -207,7 +215,7 @@ def check_item(exam: ExamDeclarations, raw: Callable[[str], Any], name: str) -> 
     if isinstance(key, int):
         keyed = row[LETTERS[key]]
         if given_option not in (None, ""):
-            text = _text("correct_option", given_option, language)
+            text = _text("correct_option", given_option, profile)
             if isinstance(text, RowRejection) or text != keyed:
                 shown = text.value if isinstance(text, RowRejection) else text
                 return RowRejection(
@@ -231,10 +239,10 @@ def check_item(exam: ExamDeclarations, raw: Callable[[str], Any], name: str) -> 
         return RowRejection(
             "level", f"unknown or missing level; expected one of {', '.join(exam.levels)}", str(level_raw)
         )
-    sources = parse_sources(raw("source"))
+    sources = parse_sources(raw("source"), profile)
     if isinstance(sources, str):
         return RowRejection("source", sources)
-    item_id = normalize_text(str(raw("id") or ""))
+    item_id = normalize_text(str(raw("id") or ""), profile)
     if not item_id:  # an id from the content, so the same item gets the same id in every build
         digest = hashlib.blake2b("\x1f".join(row[f] for f in ("question", *LETTERS)).encode(), digest_size=6)
         item_id = f"{name}-{digest.hexdigest()}"
@@ -383,7 +391,7 @@ class MultipleChoiceKind(TaskKind):
                 counts = ", ".join(f"{level} {split_stats.level_counts[level]}" for level in exam.levels
                                    if level in split_stats.level_counts)  # fmt: skip
                 lines += ["", f"Items per level in `{name}`: {counts}."]
-        lines += ["", " ".join(filter(None, (NORMALISATION_NOTES.get(exam.language), BLANK_NOTE))), "", POOL_RULE]
+        lines += ["", BLANK_NOTE, "", POOL_RULE]  # the language profile's rules are the card's build section
         if is_sample:
             lines += ["", SAMPLE_STATEMENT]
         return lines
