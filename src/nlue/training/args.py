@@ -124,6 +124,13 @@ class RecipeArguments:
     dry_run: bool = field(
         default=False, metadata={"help": "With --push_to_hub: list what would be uploaded; upload nothing."}
     )
+    eval_results_dataset: str | None = field(
+        default=None,
+        metadata={
+            "help": "The benchmark's Hub dataset id that the checkpoint's .eval_results/ entry names (default: "
+            "--dataset when it is a Hub id). Give it when --dataset is a local build of a benchmark on the Hub."
+        },
+    )
 
 
 @dataclass
