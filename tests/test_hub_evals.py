@@ -7,6 +7,7 @@ own EvalResultEntry / eval_result_entries_to_yaml / parse_eval_result_entries.
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -181,3 +182,52 @@ def test_push_dry_run_of_a_model_folder_shows_its_eval_results(tmp_path, capsys)
     (folder / planned.path).write_text("- dataset: {id: org/nlue}\n  value: high\n", encoding="utf-8")
     assert main(["push", str(folder), "--repo-id", "org/xlmr-sa", "--repo-type", "model", "--dry-run"]) == 2
     assert "(2 problems)" in capsys.readouterr().err
+
+
+def test_submit_lists_each_models_eval_results_and_opens_a_pull_request_on_request(
+    sample_build, tmp_path, monkeypatch, capsys
+) -> None:
+    """issue 30, item 5: `nlue submit` shows the checked scores as .eval_results for each model repo."""
+    import nlue.data.access
+
+    release = tmp_path / "release"
+    shutil.copytree(sample_build.repo_dir, release)
+    card = release / "README.md"
+    card.write_text(card.read_text(encoding="utf-8").replace("sample-data", "release"), encoding="utf-8")
+    results = tmp_path / "results"
+    assert main(["baseline", "--tasks", "sa,rte", "--dataset", str(release), "--bootstrap", "0",
+                 "--results-dir", str(results), "--name", "tfidf", "-q"]) == 0  # fmt: skip
+    run = results / "tfidf"
+    stored = json.loads((run / "sa.json").read_text(encoding="utf-8"))
+    local = main(["submit", str(run), "--repo-id", "org/results", "--release", str(release), "--dry-run"])
+    assert local == 0 and "baseline:tfidf (sa): none: not a model repo on the Hub" in capsys.readouterr().out
+    for name in ("sa.json", "rte.json"):  # as if a Hub model had made these predictions
+        data = json.loads((run / name).read_text(encoding="utf-8"))
+        (run / name).write_text(json.dumps({**data, "model": "org/tfidf-nlue"}), encoding="utf-8")
+    load_task = nlue.data.access.load_task  # the release on the Hub, read here from its local copy
+    monkeypatch.setattr(nlue.data.access, "load_task", lambda dataset, task: load_task(
+        str(release) if dataset == "org/nlue" else dataset, task))  # fmt: skip
+    assert main(["submit", str(run), "--repo-id", "org/results", "--release", "org/nlue", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "the Hub's evaluation results for the model repos (a pull request on each with --eval-results-pr):" in out
+    assert (f"  org/tfidf-nlue (sa): .eval_results/nlue_sa.yaml: org/nlue task sa = {stored['primary_score']}, "
+            "notes: macro_f1 (0-1 scale), baseline") in out  # fmt: skip
+    assert "source https://huggingface.co/datasets/org/results" in out and "dry run: nothing was sent" in out
+    sent = []
+
+    class FakeApi:
+        def create_commit(self, repo_id, operations, **kwargs):
+            sent.append((repo_id, {op.path_in_repo: op.path_or_fileobj for op in operations}, kwargs))
+            return type("Info", (), {"pr_url": f"https://huggingface.co/{repo_id}/discussions/1"})()
+
+    monkeypatch.setattr("huggingface_hub.HfApi", FakeApi)
+    assert main(["submit", str(run), "--repo-id", "org/results", "--release", "org/nlue", "--eval-results-pr"]) == 0
+    (results_repo, _, first), (model, files, second) = sent
+    assert results_repo == "org/results" and first["repo_type"] == "dataset"
+    assert model == "org/tfidf-nlue" and second["repo_type"] == "model" and second["create_pr"] is True
+    assert sorted(files) == [".eval_results/nlue_rte.yaml", ".eval_results/nlue_sa.yaml"]
+    entries = parse_eval_result_entries(yaml.safe_load(files[".eval_results/nlue_sa.yaml"].decode("utf-8")))
+    assert [(e.dataset_id, e.task_id, e.value) for e in entries] == [("org/nlue", "sa", stored["primary_score"])]
+    assert "evaluation results pull request: https://huggingface.co/org/tfidf-nlue/discussions/1" in (
+        capsys.readouterr().out
+    )
