@@ -53,7 +53,7 @@ def test_push_dry_run_lists_exact_files_and_card(sample_build, capsys, monkeypat
     out = capsys.readouterr().out
     # Every file but the build's hidden marker (.nlue-build.json: what tells a later build this folder is one).
     files = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if p.is_file() and p.name[0] != ".")
-    plan = out.split("card header", 1)[0]
+    plan = out.split("\n\n", 1)[0]  # the file list; what the Hub-read files say comes after it
     listed = [line.split()[0] for line in plan.splitlines() if line.startswith("  ")]
     assert listed == files and (repo / ".nlue-build.json").is_file()
     assert "dataset repo someone/nlue" in out and "card header (README.md):" in out

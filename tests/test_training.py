@@ -220,16 +220,45 @@ def test_evaluate_command_scores_per_task_checkpoints(tiny_bert: Path, tmp_path:
         assert "macro_f1_ci_low" not in sa["metrics"]
 
 
-def test_push_dry_run_of_a_checkpoint(tiny_bert: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+def test_push_dry_run_of_a_checkpoint_with_its_hub_eval_results(
+    tiny_bert: Path, sample_build, tmp_path: Path, caplog, monkeypatch
+) -> None:
+    """issue 30, item 5: beside the model-index, .eval_results/ with the results file's own primary score, shown
+    by the push dry run (which reaches no Hub)."""
+    import logging
+
+    from nlue.data.hub_eval_results import read_eval_results
+    from nlue.training.modelcard import write_checkpoint_eval_results
+
     def no_network(*args, **kwargs):
         raise AssertionError("a dry run must not reach the Hub")
 
     monkeypatch.setattr("huggingface_hub.HfApi.create_repo", no_network)
     monkeypatch.setattr("huggingface_hub.HfApi.upload_folder", no_network)
-    assert _train(tiny_bert, "sa", tmp_path, "--push_to_hub", "--hub_model_id", "me/tiny-sa", "--dry_run") == 0
+    release = tmp_path / "release"  # a benchmark build that is not the sample, published as org/nlue
+    shutil.copytree(sample_build.repo_dir, release)
+    card = release / "README.md"
+    card.write_text(card.read_text(encoding="utf-8").replace("sample-data", "release"), encoding="utf-8")
+    push = ["--dataset", str(release), "--eval_results_dataset", "org/nlue", "--push_to_hub", "--hub_model_id",
+            "me/tiny-sa", "--dry_run"]  # fmt: skip
+    with caplog.at_level(logging.INFO):
+        assert _train(tiny_bert, "sa", tmp_path, *push) == 0
     result = json.loads((tmp_path / "results" / "me__tiny-sa" / "sa.json").read_text(encoding="utf-8"))
     assert result["model"] == "me/tiny-sa"
-    assert ModelCard.load(tmp_path / "run" / "README.md").data.model_name == "me/tiny-sa"
+    model_card = ModelCard.load(tmp_path / "run" / "README.md")
+    assert model_card.data.model_name == "me/tiny-sa"
+    (entry,) = read_eval_results(tmp_path / "run" / ".eval_results" / "nlue_sa.yaml")
+    assert (entry.dataset_id, entry.task_id, entry.value) == ("org/nlue", "sa", result["primary_score"])
+    assert entry.source_url == "https://huggingface.co/me/tiny-sa" and entry.date == result["created"]
+    card_scores = {r.metric_name: r.metric_value for r in model_card.data.eval_results}
+    assert card_scores["macro_f1"] == round(result["primary_score"], 4)  # the model-index, beside it
+    logged = caplog.text
+    assert "  .eval_results/nlue_sa.yaml  (" in logged and "nothing uploaded" in logged
+    assert f"    nlue_sa.yaml: org/nlue task sa = {result['primary_score']}, notes: macro_f1 (0-1 scale)" in logged
+    # A later run of the task in the same folder that may not have an entry (a partial test split, say)
+    # removes the one an earlier run left, so that no push sends a score that run did not make.
+    assert write_checkpoint_eval_results(tmp_path / "run", TASKS["sa"], None) is None
+    assert not (tmp_path / "run" / ".eval_results" / "nlue_sa.yaml").exists()
 
 
 def test_search_grid_with_presets_and_folds_resumes(tiny_bert: Path, tmp_path: Path) -> None:

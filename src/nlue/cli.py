@@ -270,19 +270,9 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_push(args: argparse.Namespace) -> int:
-    from nlue.data.publish import plan_upload, push_folder
+    from nlue.publish_cli import run_push
 
-    plan = plan_upload(args.folder, args.repo_id, args.repo_type, private=args.private)
-    print(plan.describe())
-    if args.dry_run:
-        card = (args.folder / "README.md").read_text(encoding="utf-8")
-        header = card.split("\n---\n", 1)[0] + "\n---"
-        print("\ncard header (README.md):\n" + header)
-        print("\ndry run: nothing was uploaded")
-        return 0
-    url = push_folder(plan, args.commit_message, dry_run=False)
-    print(f"uploaded: {url}")
-    return 0
+    return run_push(args)
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:

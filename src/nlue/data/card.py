@@ -37,6 +37,7 @@ from nlue.data.card_text import (
     sample_banner,
 )
 from nlue.data.card_translation import MACHINE_TRANSLATED_TAG, translation_section
+from nlue.data.hub_benchmark import BENCHMARK_FILE, EVAL_SPLIT, benchmark_file, write_benchmark_file
 from nlue.data.normalize import NEAR_DUPLICATE_RULES
 from nlue.data.sample import SAMPLE_TAG
 from nlue.registry.features import task_features
@@ -63,11 +64,16 @@ def size_category(rows: int) -> str:
     return "1M<n<10M" if rows < 10_000_000 else "n>10M"
 
 
+def pretty_name(configs: Mapping[str, ConfigReport], options: BuildOptions) -> str:
+    """The repo's display name: its benchmarks' titles, and "(sample data)" for the sample."""
+    titles = dict.fromkeys(benchmark_of(cfg.task).title for cfg in configs.values())
+    return " + ".join(titles) + (" (sample data)" if options.is_sample else "")
+
+
 def _card_data(configs: Mapping[str, ConfigReport], options: BuildOptions) -> DatasetCardData:
     tasks = [cfg.task for cfg in configs.values()]
     total = sum(s.kept for cfg in configs.values() for s in cfg.splits.values())
-    titles = dict.fromkeys(benchmark_of(t).title for t in tasks)
-    pretty = " + ".join(titles) + (" (sample data)" if options.is_sample else "")
+    pretty = pretty_name(configs, options)
     languages = kind_texts(configs)[1]
     data = DatasetCardData(
         language=languages,
@@ -273,6 +279,19 @@ def _processing_section(configs: Mapping[str, ConfigReport], options: BuildOptio
     return "\n".join(lines)
 
 
+def _leaderboard_lines(configs: Mapping[str, ConfigReport]) -> list[str]:
+    """What the repo's eval.yaml makes of it on the Hub, when some config has a test split to rank."""
+    if not any(EVAL_SPLIT in cfg.splits and not cfg.splits[EVAL_SPLIT].left_out for cfg in configs.values()):
+        return []
+    return [
+        f"The repo's `{BENCHMARK_FILE}` makes it a benchmark on the Hub, with one leaderboard per config (its "
+        f"{EVAL_SPLIT} split, ranked by the task's primary metric). A model repo joins a leaderboard with an "
+        "`.eval_results/` entry naming this dataset and the config: `nlue train --push_to_hub` writes one, and "
+        "`nlue submit --eval-results-pr` proposes checked scores to a model's repo.",
+        "",
+    ]
+
+
 def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions) -> DatasetCard:
     """The full dataset card for the built configs."""
     data = _card_data(configs, options)
@@ -301,6 +320,7 @@ def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions) -> D
         "",
         (own or NLUE_CARD_TEXT).scoring,
         "",
+        *_leaderboard_lines(configs),
         "## Configs",
         "",
         "\n\n".join(_config_section(cfg, options) for cfg in configs.values()),
@@ -333,9 +353,14 @@ def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions) -> D
 
 
 def write_dataset_card(repo_dir: Path, configs: Mapping[str, ConfigReport], options: BuildOptions) -> Path:
+    """README.md (the card, with the YAML configs) and, beside it, the Hub's benchmark file eval.yaml."""
     for cfg in configs.values():
         cfg.download_size = sum((repo_dir / f).stat().st_size for s in cfg.splits.values() for f in s.files)
     card = render_card(configs, options)
     path = repo_dir / "README.md"
     path.write_text(str(card), encoding="utf-8")
+    own = kind_texts(configs)[0]
+    write_benchmark_file(
+        repo_dir, benchmark_file(configs, pretty_name(configs, options), own or NLUE_CARD_TEXT, options.is_sample)
+    )
     return path

@@ -20,8 +20,12 @@ folder before anything leaves the machine, and reports every problem at once:
 
 It then opens one pull request on the results repo (a Hub dataset repo the Space can read,
 ``NLUE_SPACE_RESULTS=<org>/<repo>``) adding ``runs/<run name>/`` with the results and predictions
-files. ``--dry-run`` prints exactly the files (where each comes from, where it goes) and the pull
-request's text, and sends nothing.
+files. Each checked score can also go on the model's own page and the benchmark's Hub leaderboard as
+an ``.eval_results/*.yaml`` entry of the model repo (:mod:`nlue.data.hub_eval_results`: the results
+file's own primary score, the release as the benchmark): :func:`model_repo_results` lists them, and
+``--eval-results-pr`` opens one pull request per model repo with them, the Hub's way for anyone to add
+a model's scores. ``--dry-run`` prints exactly the files (where each comes from, where it goes, what
+each entry says) and the pull request's text, and sends nothing.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nlue.data.hub_eval_results import EvalResultsFile, eval_results_file, looks_like_hub_id
 from nlue.errors import NlueError
 from nlue.evals.verify import VERIFIED, compare_with_predictions, range_problems
 from nlue.predictions import read_predictions, release_fingerprint, split_fingerprint
@@ -59,6 +64,7 @@ class Submission:
     files: list[tuple[str, Path, int]] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)  # one per results file: task, model, score
     problems: list[str] = field(default_factory=list)
+    results: list[dict[str, Any]] = field(default_factory=list)  # the checked results files, as read
 
     @property
     def title(self) -> str:
@@ -156,7 +162,7 @@ def _check_file(path: Path, release: str, expected: dict[str, _Release], problem
     return {"task": task.name, "model": str(data["model"]), "kind": str(data["kind"]),
             "score": check.recomputed[task.primary_metric], "primary_metric": str(data["primary_metric"]),
             "fingerprint": fingerprint, "nlue": (data.get("versions") or {}).get("nlue", "?"),
-            "predictions": rows_path}  # fmt: skip
+            "predictions": rows_path, "result": data}  # fmt: skip
 
 
 def _release_split(release: str, task: Any, split: str) -> _Release:
@@ -187,6 +193,7 @@ def check_run(folder: Path, release: str) -> Submission:
         if row is None:
             continue
         rows_path = row.pop("predictions")
+        submission.results.append(row.pop("result"))
         submission.rows.append(row)
         for local in (path, rows_path):
             inside = local.relative_to(folder).as_posix()  # predictions_file keeps it inside the folder
@@ -213,3 +220,48 @@ def open_pull_request(submission: Submission, repo_id: str, dry_run: bool) -> st
         repo_type="dataset", create_pr=True,
     )  # fmt: skip
     return str(getattr(info, "pr_url", None) or getattr(info, "commit_url", info))
+
+
+@dataclass(frozen=True)
+class ModelRepoResults:
+    """What one checked results file gives the model's own repo: an ``.eval_results`` file, or why none."""
+
+    model: str  # the model repo the file goes to
+    task: str
+    file: EvalResultsFile | None
+    reason: str = ""
+
+
+def model_repo_results(submission: Submission, release: str, repo_id: str) -> list[ModelRepoResults]:
+    """The ``.eval_results`` file of each checked results file, its source the results repo (with the predictions)."""
+    source = f"https://huggingface.co/datasets/{repo_id}"
+    planned = []
+    for data in submission.results:
+        model, task = str(data["model"]), str(data["task"])
+        if not looks_like_hub_id(model):
+            planned.append(ModelRepoResults(model, task, None, "not a model repo on the Hub (owner/name)"))
+            continue
+        file, reason = eval_results_file(data, release, source, f"nlue results repo, runs/{submission.run}")
+        planned.append(ModelRepoResults(model, task, file, reason))
+    return planned
+
+
+def open_eval_results_prs(planned: Sequence[ModelRepoResults], dry_run: bool) -> list[str]:
+    """One pull request per model repo adding its ``.eval_results`` files; nothing on a dry run."""
+    by_model: dict[str, list[EvalResultsFile]] = {}
+    for item in planned:
+        if item.file is not None:
+            by_model.setdefault(item.model, []).append(item.file)
+    if dry_run or not by_model:
+        return []
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    api, urls = HfApi(), []
+    for model, files in by_model.items():
+        operations = [CommitOperationAdd(file.path, file.text.encode("utf-8")) for file in files]
+        info = api.create_commit(
+            model, operations, commit_message="Evaluation results (checked by nlue submit)", repo_type="model",
+            commit_description="\n".join(f"- {markdown_text(file.summary())}" for file in files), create_pr=True,
+        )  # fmt: skip
+        urls.append(str(getattr(info, "pr_url", None) or getattr(info, "commit_url", info)))
+    return urls

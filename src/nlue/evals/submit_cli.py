@@ -9,6 +9,11 @@ against the release's gold answers; the token comes from HF_TOKEN or `hf auth lo
 printed. --dry-run prints exactly the files (each one's local path and its path in the repo) and the
 pull request's text.
 
+Each checked score can also be written for the model's own repo, as the Hub's evaluation results
+(`.eval_results/<name>.yaml`: the benchmark named by --release, the task, the results file's own
+primary score): the command lists them, and --eval-results-pr opens a pull request on each model repo
+with them (a Hub model id only; --release a Hub id only).
+
 The release (--release) is the published dataset the run must have scored in full: the Hub id, or a
 local folder, of the dataset repo `nlue build` made (`nlue build --source raw/ --out build`, then
 `nlue push build/nlue --repo-id my-org/nlue`).
@@ -22,7 +27,13 @@ from pathlib import Path
 
 from nlue.cli_support import add_logging_options, run_with_parser
 from nlue.errors import NlueError
-from nlue.evals.submission import RELEASE_HELP, check_run, open_pull_request
+from nlue.evals.submission import (
+    RELEASE_HELP,
+    check_run,
+    model_repo_results,
+    open_eval_results_prs,
+    open_pull_request,
+)
 from nlue.results import RESULTS_DIR_HELP, default_results_dir
 from nlue.text.safe import terminal_safe
 
@@ -41,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "run again): a Hub id or a folder that `nlue build` made")  # fmt: skip
     parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP + "; where a RUN given by name is found")
     parser.add_argument("--dry-run", action="store_true", help="print the files and the pull request; send nothing")
+    parser.add_argument("--eval-results-pr", action="store_true",
+                        help="also open a pull request on each scored model's repo adding its checked scores as the "
+                             "Hub's evaluation results (.eval_results/)")  # fmt: skip
     add_logging_options(parser)
     return parser
 
@@ -57,8 +71,17 @@ def run(args: argparse.Namespace) -> int:
     for path, local, size in submission.files:
         print(f"  {terminal_safe(path)}  <- {terminal_safe(local.resolve())}  ({size:,} bytes)")
     print(f"\ntitle: {terminal_safe(submission.title)}\n\n{terminal_safe(submission.description(), None)}\n")
+    planned = model_repo_results(submission, args.release, args.repo_id)
+    sent = "" if args.eval_results_pr else " (a pull request on each with --eval-results-pr)"
+    print(f"the Hub's evaluation results for the model repos{sent}:")
+    for item in planned:
+        shown = item.file.summary() if item.file is not None else f"none: {item.reason}"
+        print(f"  {terminal_safe(item.model, 200)} ({item.task}): {terminal_safe(shown, 600)}")
+    print()
     url = open_pull_request(submission, args.repo_id, args.dry_run)
     print("dry run: nothing was sent" if url is None else f"pull request: {url}")
+    for pr in open_eval_results_prs(planned, args.dry_run or not args.eval_results_pr):
+        print(f"evaluation results pull request: {pr}")
     return 0
 
 

@@ -134,6 +134,13 @@ class RecipeArguments:
             "without it such a run is refused before it trains."
         },
     )
+    eval_results_dataset: str | None = field(
+        default=None,
+        metadata={
+            "help": "The benchmark's Hub dataset id that the checkpoint's .eval_results/ entry names (default: "
+            "--dataset when it is a Hub id). Give it when --dataset is a local build of a benchmark on the Hub."
+        },
+    )
 
 
 @dataclass

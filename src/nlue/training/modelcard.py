@@ -1,8 +1,10 @@
-"""The model card of a fine-tuned checkpoint, through huggingface_hub's card classes.
+"""The model card of a fine-tuned checkpoint, through huggingface_hub's card classes, and its Hub eval results.
 
 The YAML model-index comes from ModelCardData + EvalResult, so the Hub shows the
 scores; the body says what was trained, how, on what (sample data is called so), and
-how the score compares with the paper's for the same base model.
+how the score compares with the paper's for the same base model. Beside the card,
+``.eval_results/<name>.yaml`` gives the primary score in the Hub's newer format, which puts
+it on the benchmark's leaderboard (:mod:`nlue.data.hub_eval_results`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
+from huggingface_hub.constants import EVAL_RESULTS_FOLDER
 
+from nlue.data.hub_benchmark import hub_task_id
+from nlue.data.hub_eval_results import EvalResultsFile, eval_results_file, read_eval_results, write_eval_results
+from nlue.errors import NlueError
 from nlue.registry.paper import PAPER_CITATION
 from nlue.registry.tasks import TaskSpec
 from nlue.results import RunResult
@@ -167,3 +173,27 @@ def write_model_card(path: Path, result: RunResult, task: TaskSpec) -> Path:
     card = render_model_card(result, task)
     path.write_text(str(card), encoding="utf-8")
     return path
+
+
+def checkpoint_eval_results(
+    result: RunResult, dataset_id: str | None, model_id: str | None, whole_split: bool
+) -> tuple[EvalResultsFile | None, str]:
+    """The checkpoint's ``.eval_results`` file (its own results file's primary score), or None and why not."""
+    source = f"https://huggingface.co/{model_id}" if model_id else None
+    return eval_results_file(result.to_dict(), dataset_id, source, "Model card (nlue results)", whole_split)
+
+
+def write_checkpoint_eval_results(folder: Path, task: TaskSpec, planned: EvalResultsFile | None) -> Path | None:
+    """Replace the folder's ``.eval_results`` file(s) of ``task`` by ``planned`` (none: a run that may not have one).
+
+    A file an earlier run of the same task left there is removed first, so that a push never sends a
+    score this run did not make.
+    """
+    for path in sorted((folder / EVAL_RESULTS_FOLDER).glob("*.yaml")):
+        try:
+            entries = read_eval_results(path)
+        except NlueError:
+            continue  # not ours to judge: the push refuses it with its problems
+        if entries and all(entry.task_id == hub_task_id(task.name) for entry in entries):
+            path.unlink()
+    return write_eval_results(folder, planned) if planned is not None else None

@@ -239,7 +239,7 @@ def save_run(
     """
     from nlue.results import check_replace, write_json_atomic
     from nlue.training.identity import results_folder, with_checkpoint
-    from nlue.training.modelcard import write_model_card
+    from nlue.training.modelcard import checkpoint_eval_results, write_checkpoint_eval_results, write_model_card
 
     trainer, output_dir = trained.trainer, run.output_dir
     trainer.save_model(str(output_dir))
@@ -273,11 +273,20 @@ def save_run(
             shared_path.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(own_results, shared_path)  # the leaderboard's copy: the same bytes, written once
         write_model_card(card_path, result, run.task)
+        planned, why_not = checkpoint_eval_results(
+            result, recipe_args.eval_results_dataset or data_args.dataset, run.hub_model_id,
+            whole_split=data_args.max_eval_samples is None,
+        )  # fmt: skip
+        write_checkpoint_eval_results(output_dir, run.task, planned)
+        if planned is None:
+            logger.info("no .eval_results/ entry for the Hub: %s", why_not)
         if run.push:
             from nlue.data.publish import plan_upload, push_folder
 
             plan = plan_upload(output_dir, str(run.hub_model_id), "model")
             logger.info("%s", plan.describe())
+            for line in plan.hub_files:
+                logger.info("%s", line)
             push_folder(
                 plan,
                 f"nlue: {run.task.name} fine-tune of {run.model_args.model_name_or_path}",
