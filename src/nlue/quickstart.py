@@ -94,9 +94,21 @@ def print_scores(results: dict, overall: bool = True) -> None:
 
 def run_quickstart(out: Path, train: bool = True) -> int:
     """Build the sample benchmark, load it back, train and score the baselines, and say what to open next."""
+    import transformers
+
+    # Quiet for the main job only: a caller that goes on in the same process (a test, a notebook) keeps its levels.
+    ours, theirs = logging.getLogger("nlue").level, transformers.utils.logging.get_verbosity()
+    _silence_libraries()
+    try:
+        return _run_quickstart(out, train)
+    finally:
+        logging.getLogger("nlue").setLevel(ours)
+        transformers.utils.logging.set_verbosity(theirs)
+
+
+def _run_quickstart(out: Path, train: bool) -> int:
     from nlue.training.tiny_baseline import BASELINE_NAME, train_baselines
 
-    _silence_libraries()
     print("1/3 Building the embedded SAMPLE data (written by the nlue developers; not the NLUE benchmark)...")
     options = BuildOptions(is_sample=True, license="apache-2.0", show_progress=False)
     result = build_repo(task_sources_from_folder(sample_data_dir()), out, options)
