@@ -24,6 +24,7 @@ from nlue.registry import benchmarks
 from nlue.registry.spec import TaskSpec
 from nlue.registry.tasks import TASKS
 
+from .prompt_snapshot import PROMPT_SNAPSHOT, prompt_snapshot
 from .registry_snapshot import SNAPSHOT, canonical, registry_snapshot, revive
 
 EXPECTED = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
@@ -121,3 +122,15 @@ def test_prompts_are_identical() -> None:
             compared += 1
     # NLUE's ten classification tasks, stsb (by generation) and the two exams, in two languages each
     assert compared == 2 * 11 + 2 + 2
+
+
+def test_every_generation_prompt_is_identical(sample_build, exam_build, nediom_build) -> None:
+    """Issue 30, item 4: every prompt a model is sent (NLUE by generation with its answer or number line and by
+    log-likelihood, k-shot included; the exams as `nlue llm mcq --show-prompt` prints them, both prompt languages,
+    0-3 shots, chat and plain, and their log-likelihood contexts; neDIOM's eight variants, scored and generated) is
+    the one captured from the Python-kept prompts before they moved (tests/prompt_snapshot.py)."""
+    expected = json.loads(PROMPT_SNAPSHOT.read_text(encoding="utf-8"))
+    now = prompt_snapshot(sample_build.repo_dir, exam_build.repo_dir, nediom_build.repo_dir)
+    assert list(now) == list(expected)
+    for key, prompt in expected.items():
+        assert now[key] == prompt, key
