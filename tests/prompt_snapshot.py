@@ -12,8 +12,11 @@ code that runs the model builds it, captured where the model receives it:
 * neDIOM: the zero-shot contexts and label words scored, and the generation prompts, for each of
   the eight input variants in English and Nepali.
 
+Beside them (``python``) it keeps the prompt words that other modules import by name
+(:func:`python_prompts`), so that what those names hold after the move can be compared too.
+
 Rewrite it only when a prompt is meant to change:
-``PYTHONPATH=src python tests/prompt_snapshot.py --write`` (it builds the sample into a temporary folder).
+``PYTHONPATH=src python -m tests.prompt_snapshot --write`` (it builds the sample into a temporary folder).
 """
 
 from __future__ import annotations
@@ -170,6 +173,23 @@ def prompt_snapshot(nlue_dataset: Path, exam_dataset: Path, nediom_dataset: Path
     return out
 
 
+def python_prompts() -> dict[str, Any]:
+    """The prompt words other modules import by name, as :func:`registry_snapshot.canonical` writes them: the
+    answer and number lines a prompt without its own gets, the exams' prompts by language, neDIOM's."""
+    from nlue.registry.label_prompts import ANSWER_LINES, NUMBER_LINES
+    from nlue.registry.mcq import MCQ_PROMPTS
+    from nlue.registry.nediom import NEDIOM_PROMPTS
+
+    from .registry_snapshot import canonical
+
+    return {
+        "ANSWER_LINES": canonical(ANSWER_LINES),
+        "NUMBER_LINES": canonical(NUMBER_LINES),
+        "MCQ_PROMPTS": canonical(MCQ_PROMPTS),
+        "NEDIOM_PROMPTS": canonical(NEDIOM_PROMPTS),
+    }
+
+
 def _build_samples(root: Path) -> tuple[Path, Path, Path]:
     """The embedded sample built as the test session's fixtures build it (tests/conftest.py)."""
     from nlue.data.build import build_repo
@@ -190,11 +210,12 @@ def _build_samples(root: Path) -> tuple[Path, Path, Path]:
 def write_snapshot() -> None:
     with tempfile.TemporaryDirectory() as root:
         prompts = prompt_snapshot(*_build_samples(Path(root)))
-    PROMPT_SNAPSHOT.write_text(json.dumps(prompts, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    snapshot = {"rendered": prompts, "python": python_prompts()}
+    PROMPT_SNAPSHOT.write_text(json.dumps(snapshot, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {len(prompts)} prompts to {PROMPT_SNAPSHOT}")
 
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: PYTHONPATH=src python tests/prompt_snapshot.py --write")
+        sys.exit("usage: PYTHONPATH=src python -m tests.prompt_snapshot --write")
     write_snapshot()

@@ -24,10 +24,11 @@ from nlue.registry import benchmarks
 from nlue.registry.spec import TaskSpec
 from nlue.registry.tasks import TASKS
 
-from .prompt_snapshot import PROMPT_SNAPSHOT, prompt_snapshot
+from .prompt_snapshot import PROMPT_SNAPSHOT, prompt_snapshot, python_prompts
 from .registry_snapshot import SNAPSHOT, canonical, registry_snapshot, revive
 
 EXPECTED = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+PROMPTS = json.loads(PROMPT_SNAPSHOT.read_text(encoding="utf-8"))
 # Declared changes of class, nothing else: neDIOM's primary-metric note was a subclass's override
 # (nlue.registry.nediom.IdiomSpec); a task file declares it as data (TaskSpec.primary_metric_note).
 CLASS_NOW = {"nediom": "TaskSpec"}
@@ -129,8 +130,16 @@ def test_every_generation_prompt_is_identical(sample_build, exam_build, nediom_b
     log-likelihood, k-shot included; the exams as `nlue llm mcq --show-prompt` prints them, both prompt languages,
     0-3 shots, chat and plain, and their log-likelihood contexts; neDIOM's eight variants, scored and generated) is
     the one captured from the Python-kept prompts before they moved (tests/prompt_snapshot.py)."""
-    expected = json.loads(PROMPT_SNAPSHOT.read_text(encoding="utf-8"))
+    expected = PROMPTS["rendered"]
     now = prompt_snapshot(sample_build.repo_dir, exam_build.repo_dir, nediom_build.repo_dir)
     assert list(now) == list(expected)
     for key, prompt in expected.items():
         assert now[key] == prompt, key
+
+
+def test_the_prompt_names_other_modules_import_hold_what_they_held() -> None:
+    """Issue 30, item 4: ANSWER_LINES, NUMBER_LINES, MCQ_PROMPTS and NEDIOM_PROMPTS, now read from task files,
+    are the values the Python declarations had (compared as Python values: a class may have a new home)."""
+    now = python_prompts()
+    for name, value in PROMPTS["python"].items():
+        assert revive(now[name]) == revive(value), name
