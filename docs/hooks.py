@@ -238,6 +238,7 @@ _SCHEMA_SECTIONS = (
     ("task", "`inputs`", ("inputs",)),
     ("prompt", "`prompts.<language>`", ()),
     ("prompt", "`prompts.<language>.answer_line`", ("answer_line",)),
+    ("prompt", "`prompts.<language>.number_line`", ("number_line",)),
     ("exam", "`exam` (multiple choice)", ()),
     ("split_source", "`data.<split>`", ()),
     ("task", "`sizes`", ("sizes",)),

@@ -221,10 +221,13 @@ def test_a_shipped_name_is_refused_unless_it_is_the_shipped_task(tmp_path: Path)
     assert TASKS["sa"].task_file.endswith("nlue/sa.yaml")
 
 
-def test_shipped_prompts_are_the_package_files_only(tmp_path: Path) -> None:
+def test_prompts_are_written_out_in_every_file(tmp_path: Path) -> None:
+    """Issue 30, item 4: `prompts: shipped` (once the package's own files' way to take prompts kept in Python)
+    is refused wherever the file is: every task file, the shipped ones included, writes its prompts out."""
     path = tmp_path / "t.yaml"
     path.write_text(URDU_TASK.split("prompts:")[0] + "prompts: shipped\n", encoding="utf-8")
-    assert any("write your prompts out" in p.message for p in check_file(path))
+    [problem] = check_file(path)
+    assert problem.path == ("prompts",) and "expected a mapping" in problem.message
 
 
 def test_the_schema_names_what_the_code_knows() -> None:

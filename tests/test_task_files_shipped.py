@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+import shutil
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
+import yaml
 
 from nlue.data.build import build_repo
 from nlue.data.discover import task_sources_from_folder
@@ -22,11 +24,15 @@ from nlue.data.report import BuildOptions
 from nlue.data.sample import sample_data_dir
 from nlue.registry import benchmarks
 from nlue.registry.spec import TaskSpec
-from nlue.registry.tasks import TASKS
+from nlue.registry.task_file.load import SHIPPED_DIR, check_file, load_task_file
+from nlue.registry.task_file.schema import schema_problems
+from nlue.registry.tasks import TASKS, registered_task_files
 
+from .prompt_snapshot import PROMPT_SNAPSHOT, prompt_snapshot, python_prompts
 from .registry_snapshot import SNAPSHOT, canonical, registry_snapshot, revive
 
 EXPECTED = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+PROMPTS = json.loads(PROMPT_SNAPSHOT.read_text(encoding="utf-8"))
 # Declared changes of class, nothing else: neDIOM's primary-metric note was a subclass's override
 # (nlue.registry.nediom.IdiomSpec); a task file declares it as data (TaskSpec.primary_metric_note).
 CLASS_NOW = {"nediom": "TaskSpec"}
@@ -121,3 +127,71 @@ def test_prompts_are_identical() -> None:
             compared += 1
     # NLUE's ten classification tasks, stsb (by generation) and the two exams, in two languages each
     assert compared == 2 * 11 + 2 + 2
+
+
+def test_every_generation_prompt_is_identical(sample_build, exam_build, nediom_build) -> None:
+    """Issue 30, item 4: every prompt a model is sent (NLUE by generation with its answer or number line and by
+    log-likelihood, k-shot included; the exams as `nlue llm mcq --show-prompt` prints them, both prompt languages,
+    0-3 shots, chat and plain, and their log-likelihood contexts; neDIOM's eight variants, scored and generated) is
+    the one captured from the Python-kept prompts before they moved (tests/prompt_snapshot.py)."""
+    expected = PROMPTS["rendered"]
+    now = prompt_snapshot(sample_build.repo_dir, exam_build.repo_dir, nediom_build.repo_dir)
+    assert list(now) == list(expected)
+    for key, prompt in expected.items():
+        assert now[key] == prompt, key
+
+
+def test_the_prompt_names_other_modules_import_hold_what_they_held() -> None:
+    """Issue 30, item 4: ANSWER_LINES, NUMBER_LINES, MCQ_PROMPTS and NEDIOM_PROMPTS, now read from task files,
+    are the values the Python declarations had (compared as Python values: a class may have a new home)."""
+    now = python_prompts()
+    for name, value in PROMPTS["python"].items():
+        assert revive(now[name]) == revive(value), name
+    # Each shipped task's own lines, declared in its file, are the package lines its generation prompts used.
+    answer_lines, number_lines = revive(PROMPTS["python"]["ANSWER_LINES"]), revive(PROMPTS["python"]["NUMBER_LINES"])
+    declared = 0
+    for task in TASKS.values():
+        for language in (*task.prompts, *task.idiom_prompts):
+            if "answer_line" in task.kind.prompt_keys:
+                assert task.answer_lines[language] == answer_lines[language], (task.name, language)
+                declared += 1
+            if "number_line" in task.kind.prompt_keys:
+                assert task.number_lines[language] == number_lines[language], (task.name, language)
+                declared += 1
+    assert declared == 2 * (10 + 1 + 1)  # NLUE's ten classification tasks, stsb and neDIOM, in English and Nepali
+
+
+SHIPPED_TASK_FILES = sorted(path for path in SHIPPED_DIR.glob("*/*.yaml") if path.name != "benchmark.yaml")
+
+
+@pytest.mark.parametrize("path", SHIPPED_TASK_FILES, ids=lambda path: path.stem)
+def test_a_copy_of_a_shipped_task_file_validates_and_loads_anywhere(tmp_path: Path, path: Path) -> None:
+    """Issue 30, item 4: a shipped task file copied out of the package (as a built dataset carries it), unchanged,
+    validates there and declares the very task the registry holds: it leans on nothing kept in the package."""
+    copy = tmp_path / path.name
+    shutil.copyfile(path, copy)
+    assert [str(problem) for problem in check_file(copy)] == []
+    shipped = TASKS[path.stem]
+    assert replace(load_task_file(copy), citation=shipped.citation) == shipped
+    with registered_task_files([copy]) as tasks:
+        assert tasks == (shipped,)
+    assert copy.read_bytes() == path.read_bytes()
+
+
+def test_every_shipped_prompt_is_written_in_its_task_file() -> None:
+    """Issue 30, item 4: each shipped task a model is asked declares its prompts in its file, in full (no
+    `prompts: shipped`, which no file may say any more), and the registry's prompts are the file's."""
+    for path in SHIPPED_TASK_FILES:
+        declared = yaml.safe_load(path.read_text(encoding="utf-8")).get("prompts")
+        task = TASKS[path.stem]
+        if not task.kind.takes_prompts:
+            assert declared is None, path.name
+            continue
+        assert isinstance(declared, dict) and set(declared) == {"en", task.languages[0]}, path.name
+        for language, prompt in declared.items():
+            if task.prompts:
+                assert task.prompts[language].instruction == prompt["instruction"], (path.name, language)
+            else:  # neDIOM's, read by its evaluators in their own shape
+                assert task.idiom_prompts[language].instruction_with_idiom == prompt["instruction"], path.name
+    bare = yaml.safe_load((SHIPPED_DIR / "nlue" / "sa.yaml").read_text(encoding="utf-8"))
+    assert [path for path, _ in schema_problems({**bare, "prompts": "shipped"})] == [("prompts",)]

@@ -5,8 +5,9 @@ every other NLUE task when a model gives no log-likelihoods or ``--mode generate
 Our protocol; the NLUE paper prompts no language model.
 
 **Prompt.** The task's prompt (instruction, the two sentences, answer cue; our own words in
-English and Nepali, :mod:`nlue.registry.nlue_prompts`) with one line before the cue that asks
-for one number in the task's score range (:data:`nlue.registry.label_prompts.NUMBER_LINES`),
+English and Nepali, declared in its task file) with one line before the cue that asks for one
+number in the task's score range (the task file's ``number_line``, or the default of
+:data:`nlue.registry.label_prompts.NUMBER_LINES`),
 its digits in the prompt's script. A k-shot demonstration ends with its gold score written the
 same way (:func:`number_text`). The gold score never enters an item's own prompt.
 
@@ -65,13 +66,17 @@ def number_text(value: float, language: str) -> str:
     return text.translate(str.maketrans(_ASCII, DIGITS.get(language, _ASCII)))
 
 
-def with_number_line(prompt: str, score_range: tuple[float, float], language: str) -> str:
-    """``prompt`` (ending with its answer cue) with the line asking for one number put before the cue."""
-    if language not in NUMBER_LINES:
+def with_number_line(prompt: str, score_range: tuple[float, float], language: str, line: str | None = None) -> str:
+    """``prompt`` (ending with its answer cue) with the line asking for one number put before the cue.
+
+    ``line`` is the task's template (:meth:`nlue.registry.spec.TaskSpec.number_line`); without one, the
+    default of ``language``.
+    """
+    if line is None and language not in NUMBER_LINES:
         raise NlueError(f"no number line for prompt language {language!r}; expected one of {', '.join(NUMBER_LINES)}")
     low, high = score_range
     example = number_text((low + high) / 2, language)
-    line = NUMBER_LINES[language].format(
+    line = (line or NUMBER_LINES[language]).format(
         low=number_text(low, language), high=number_text(high, language), example=example
     )
     body, _, cue = prompt.rpartition("\n")

@@ -3,10 +3,10 @@
 The paper picks the label with the higher likelihood from the model's next-word
 prediction and says no more (facts §5, §8 ambiguities 1 and 2). Our protocol:
 
-* the prompt (:data:`nlue.registry.nediom.NEDIOM_PROMPTS`, English or Nepali, our words) is
-  an instruction, the idiom on its own line in the variants that give it, the variant's
-  context (:func:`nlue.registry.kinds.idiomaticity.variant_input`, never a ``###`` marker)
-  and an answer cue; the gold label never enters it;
+* the prompt (declared in nediom.yaml, :data:`nlue.registry.nediom.NEDIOM_PROMPTS`; English or
+  Nepali, our words) is an instruction, the idiom on its own line in the variants that give it,
+  the variant's context (:func:`nlue.registry.kinds.idiomaticity.variant_input`, never a ``###``
+  marker) and an answer cue; the gold label never enters it;
 * every model is asked through the model layer's :class:`~nlue.lm.base.LanguageModel`
   interface: each label word is the continuation ``" " + word`` of the prompt and its
   log-likelihood the score. A causal LM (local, or a server that returns prompt
@@ -30,7 +30,7 @@ from nlue.errors import NlueError
 from nlue.evals.nlue_llm import TARGET_DELIMITER, LabelScores
 from nlue.lm.base import LanguageModel, LoglikelihoodRequest
 from nlue.registry.kinds.idiomaticity import InputVariant, variant_input
-from nlue.registry.nediom import NEDIOM_PROMPTS, IdiomPrompt
+from nlue.registry.nediom import NEDIOM_PROMPTS, NEDIOM_TASKS, IdiomPrompt
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +107,8 @@ class LabelGenerator:
         from nlue.evals.label_generation import label_request, with_answer_line
 
         words = prompt_spec(language).label_words
-        prompts = [with_answer_line(render_prompt(item, variant, language), words, language) for item in items]
+        line = NEDIOM_TASKS[0].answer_line(language)  # as nediom.yaml declares it
+        prompts = [with_answer_line(render_prompt(item, variant, language), words, language, line) for item in items]
         outputs = self.model.generate([label_request(p, self.chat, self.max_new_tokens) for p in prompts])
         return prompts, outputs, tuple(words)
 

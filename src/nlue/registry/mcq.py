@@ -2,7 +2,7 @@
 
 Facts come from the UrduMMLU paper (arXiv:2606.07167, digest ``shared/mcq_facts.md``);
 descriptions are our own words. Two tasks, declared in task files
-(``nlue/registry/shipped_tasks/mcq/``: their descriptions, vocabularies and aliases):
+(``nlue/registry/shipped_tasks/mcq/``: their descriptions, vocabularies, aliases and prompts):
 
 * ``mcq_ur``: Urdu exam questions in UrduMMLU's schema and vocabularies (Table 13: 5
   domains, 26 subdomains, levels SSC-I to HSSC-II, grades 9-12 mapped as the paper does).
@@ -22,8 +22,8 @@ prompts) is kept as printed in :data:`URDUMMLU_TABLE4` for the leaderboard; it i
 UrduMMLU's 26,431 items, never on the sample. Its accuracy appears to be over parseable
 outputs (:func:`denominator_flags`), so it compares with our ``accuracy_parseable``.
 
-Other decisions on the facts file's ambiguities (§12): the prompt words
-(:data:`MCQ_PROMPTS`, 12.3) are below; the demonstration pool is its own split ``demo``,
+Other decisions on the facts file's ambiguities (§12): the prompt words (12.3) are declared in
+the task files, and :data:`MCQ_PROMPTS` is their view by language; the demonstration pool is its own split ``demo``,
 never counted in ``test`` (12.5, 12.7); the few-shot runs' "LLaMA-3.1-8B" is the one
 checkpoint the paper lists, ``meta-llama/Llama-3.1-8B-Instruct`` (12.6); options are shown
 in stored order, never shuffled (12.9).
@@ -35,6 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from nlue.errors import NlueError
+from nlue.registry.benchmarks import MCQ
 from nlue.registry.spec import ExamSpec, PromptSpec  # noqa: F401  (ExamSpec: its old home, still importable)
 
 PAPER_TOTAL_ITEMS = 26_431
@@ -71,46 +73,29 @@ URDUMMLU_SUBDOMAINS: Mapping[str, tuple[tuple[str, str, tuple[str, ...]], ...]] 
 URDUMMLU_DOMAIN_COUNTS: Mapping[str, int] = MappingProxyType(
     {"Humanities": 11_010, "Social Sciences": 7_968, "STEM": 5_113, "Other": 1_365, "Profession": 975}
 )
+
+
 # How an exam item is put to a language model, per prompt language (facts §6; our own wording of the
-# instructions, the paper's format lines). The instruction is the system prompt and ends with the two
-# answer lines; the field labels name the item's lines; the answer lines stay in English everywhere.
-# Decided (ambiguity 12.3): options as "A) text", subject and level on separate lines, the format lines
-# unbulleted in English and Nepali and with the "- " the Urdu figure shows in Urdu (the parser takes both).
-_EN_INSTRUCTION = """You are an expert assistant for multiple-choice questions. Read the question and its options \
-carefully and choose the single best answer. Reply in exactly the two-line format below and write nothing else: \
-no explanation, no preamble, no markdown and no punctuation outside the format. The answer text must be identical \
-to the text of the chosen option, so that a program can parse it.
-
-Answer key: <one of A, B, C, D>
-Answer text: <verbatim text of the chosen option, copied character-for-character>"""
-_NE_INSTRUCTION = """तपाईं बहुवैकल्पिक प्रश्नको उत्तर दिने विज्ञ सहायक हुनुहुन्छ। प्रश्न र यसका विकल्पहरू ध्यान दिएर पढ्नुहोस् \
-र सबैभन्दा सही एउटा विकल्प छान्नुहोस्। उत्तर ठीक तलको दुई पङ्क्तिको ढाँचामा मात्र दिनुहोस्, अरू केही नलेख्नुहोस्: कुनै \
-व्याख्या, भूमिका, मार्कडाउन वा थप शब्द नलेख्नुहोस्। Answer text छानिएको विकल्पको पाठसँग अक्षरशः उस्तै हुनुपर्छ, ताकि \
-प्रोग्रामले उत्तर ठीकसँग पढ्न सकोस्।
-
-Answer key: <A, B, C वा D मध्ये एउटा>
-Answer text: <छानिएको विकल्पको पाठ, अक्षरशः जस्ताको तस्तै>"""
-_UR_INSTRUCTION = """آپ کثیر انتخابی سوالات کے جواب دینے والے ماہر معاون ہیں۔ سوال اور اس کے آپشنز غور سے پڑھیں اور \
-سب سے درست ایک آپشن منتخب کریں۔ جواب بالکل نیچے دی گئی دو سطروں کی شکل میں دیں اور اس کے علاوہ کچھ نہ لکھیں: نہ کوئی \
-وضاحت، نہ تمہید، نہ مارک ڈاؤن، نہ کوئی اضافی لفظ۔ Answer text منتخب آپشن کے متن سے حرف بہ حرف ایک جیسا ہونا چاہیے تاکہ \
-پروگرام اسے درست طور پر پڑھ سکے۔
-
-- Answer key: <A, B, C یا D میں سے ایک>
-- Answer text: <منتخب آپشن کا متن من و عن، حرف بہ حرف نقل کریں>"""
+# instructions, the paper's format lines): declared in the exams' task files (prompts:), where each exam
+# gives English and its own language. The instruction is the system prompt and ends with the two answer
+# lines; the field labels name the item's lines; the answer lines stay in English everywhere. Decided
+# (ambiguity 12.3): options as "A) text", subject and level on separate lines, the format lines unbulleted
+# in English and Nepali and with the "- " the Urdu figure shows in Urdu (the parser takes both).
+def _exam_prompts() -> Mapping[str, PromptSpec]:
+    """Prompt language -> the shipped exams' prompt in it; a language two exams declare must read the same."""
+    found: dict[str, PromptSpec] = {}
+    for task in MCQ.tasks:
+        for language, prompt in task.prompts.items():
+            if found.setdefault(language, prompt) != prompt:
+                raise NlueError(
+                    f"the shipped exams declare different {language!r} prompts ({task.task_file} and another "
+                    "exam's task file); MCQ_PROMPTS holds one per language, so they must read the same"
+                )
+    return MappingProxyType(found)
 
 
-def _prompt(instruction: str, subject: str, level: str, question: str) -> PromptSpec:
-    labels = MappingProxyType({"subject": subject, "level": level, "question": question})
-    return PromptSpec(instruction, labels, "Answer key:", ("A", "B", "C", "D"))
-
-
-MCQ_PROMPTS: Mapping[str, PromptSpec] = MappingProxyType(
-    {
-        "en": _prompt(_EN_INSTRUCTION, "Subject", "Level", "Question"),
-        "ne": _prompt(_NE_INSTRUCTION, "विषय", "तह", "प्रश्न"),
-        "ur": _prompt(_UR_INSTRUCTION, "مضمون", "سطح", "سوال"),
-    }
-)
+MCQ_PROMPTS: Mapping[str, PromptSpec] = _exam_prompts()
+"""Prompt language (en, ne, ur) -> the exam prompt: a read-only view of the shipped exams' task files."""
 
 
 # ------------------------------------------------------------------ Table 4 of the paper, as printed

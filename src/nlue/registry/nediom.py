@@ -22,19 +22,18 @@ Decisions on the facts file's ambiguities (§8), said once here and on the card:
   form on input, offsets in the built dataset; NA items are not part of it.
 
 The remaining ambiguities (1-4, 7, 8: prompts, verbalisers, fine-tuning details,
-checkpoints, missing cells) belong to the evaluators: the prompts and label words are
-:data:`NEDIOM_PROMPTS` below, the scoring rules :mod:`nlue.idioms.zero_shot` and
-:mod:`nlue.idioms.few_shot`.
+checkpoints, missing cells) belong to the evaluators: the prompts and label words are declared
+in the task file (:data:`NEDIOM_PROMPTS` below is their view), the scoring rules
+:mod:`nlue.idioms.zero_shot` and :mod:`nlue.idioms.few_shot`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 
 from nlue.registry.benchmarks import NEDIOM
-from nlue.registry.spec import TaskSpec
+from nlue.registry.spec import IdiomPrompt, TaskSpec  # IdiomPrompt: its old home, still importable
 
 PAPER_IDIOMATIC, PAPER_LITERAL = 408, 118
 PAPER_POOL_SIZE, PAPER_TEST_SIZE = 20, 506
@@ -79,42 +78,6 @@ TABLE3: Mapping[str, Mapping[str, tuple[float | None, ...]]] = _table3()
 
 
 # ------------------------------------------------------------------ zero-shot prompts (ours; the paper gives none)
-@dataclass(frozen=True)
-class IdiomPrompt:
-    """How neDIOM is put to a language model in one language: our own words (facts §8, ambiguity 1).
-
-    The prompt is the instruction (one for the variants that give the idiom, one for those
-    that do not), the idiom on its own labelled line when given, the context on a labelled
-    line, then the answer cue; each of ``label_words`` (label id order: idiomatic, literal)
-    is scored as the continuation after the cue (causal LMs) or at a mask slot there (masked LMs).
-    """
-
-    instruction_with_idiom: str
-    instruction_without_idiom: str
-    idiom_label: str
-    context_label: str
-    answer_cue: str
-    label_words: tuple[str, str]
-
-
-NEDIOM_PROMPTS: Mapping[str, IdiomPrompt] = MappingProxyType(
-    {
-        "en": IdiomPrompt(
-            "In the text below, is the given idiom meant figuratively (idiomatic) or word for word (literal)?",
-            "In the text below, is the multiword expression meant figuratively (idiomatic) or word for word (literal)?",
-            "Idiom",
-            "Text",
-            "Answer:",
-            ("idiomatic", "literal"),
-        ),
-        "ne": IdiomPrompt(
-            "तलको पाठमा दिइएको टुक्का लाक्षणिक अर्थमा आएको छ कि शाब्दिक अर्थमा?",
-            "तलको पाठमा आएको टुक्का लाक्षणिक अर्थमा आएको छ कि शाब्दिक अर्थमा?",
-            "टुक्का",
-            "पाठ",
-            "उत्तर:",
-            ("लाक्षणिक", "शाब्दिक"),
-        ),
-    }
-)
-"""Zero-shot prompts by language code; the label words follow the label ids (0 idiomatic, 1 literal)."""
+NEDIOM_PROMPTS: Mapping[str, IdiomPrompt] = NEDIOM.tasks[0].idiom_prompts
+"""Zero-shot prompts by language code, as nediom.yaml declares them (a read-only view); the label words
+follow the label ids (0 idiomatic, 1 literal)."""

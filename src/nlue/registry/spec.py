@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from nlue.errors import NlueError
-from nlue.registry.label_prompts import ANSWER_LINES, AnswerLine
+from nlue.registry.label_prompts import ANSWER_LINES, NUMBER_LINES, AnswerLine
 from nlue.registry.paper import PAPER_CITATION, PAPER_MODELS
 from nlue.registry.paper_checks import PaperFlag
 
@@ -58,6 +58,26 @@ class PromptSpec:
     field_labels: Mapping[str, str]
     answer_cue: str
     label_words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class IdiomPrompt:
+    """How an idiomaticity task (neDIOM) is put to a language model in one language: our own words.
+
+    The prompt is the instruction (one for the input variants that give the idiom, one for those
+    that do not), the idiom on its own labelled line when given, the context on a labelled line,
+    then the answer cue; each of ``label_words`` (label id order: idiomatic, literal) is scored as
+    the continuation after the cue (causal LMs) or at a mask slot there (masked LMs). A task file
+    declares it as a prompt with ``instruction_without_idiom`` and the field labels ``idiom`` and
+    ``context`` (:mod:`nlue.idioms.zero_shot` renders it).
+    """
+
+    instruction_with_idiom: str
+    instruction_without_idiom: str
+    idiom_label: str
+    context_label: str
+    answer_cue: str
+    label_words: tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -137,6 +157,10 @@ class TaskSpec:
     license: str | None = None
     # Prompt language -> how a generating model is told which words it may answer with (default: ANSWER_LINES).
     answer_lines: Mapping[str, AnswerLine] = field(default_factory=_empty)
+    # Prompt language -> the line asking a generating model for one number in score_range (default: NUMBER_LINES).
+    number_lines: Mapping[str, str] = field(default_factory=_empty)
+    # Prompt language -> an idiomaticity task's prompt, in the shape its evaluators read (not in ``prompts``).
+    idiom_prompts: Mapping[str, IdiomPrompt] = field(default_factory=_empty)
     data: Mapping[str, SplitSource] = field(default_factory=_empty)  # split -> where it comes from
     primary_metric_note: str = ""  # where the primary metric comes from, when not the kind's note
     primary_from_paper: bool | None = None  # whether the source paper computes the primary (None: the kind says)
@@ -167,12 +191,24 @@ class TaskSpec:
         return self.primary_metric in PAPER_DEFINED_PRIMARIES
 
     def answer_line(self, language: str) -> AnswerLine:
-        """How a generating model is told the label words in ``language``: the task's own line, or the shipped one."""
+        """How a generating model is told the label words in ``language``: the task's own line, or the default one."""
         line = self.answer_lines.get(language) or ANSWER_LINES.get(language)
         if line is None:
             offered = ", ".join(dict.fromkeys([*self.answer_lines, *ANSWER_LINES]))
             raise NlueError(
-                f"task {self.name!r} has no answer line for prompt language {language!r}; it has: {offered}"
+                f"task {self.name!r} has no answer line for prompt language {language!r}; it has: {offered} "
+                f"(a task file declares one as prompts.{language}.answer_line)"
+            )
+        return line
+
+    def number_line(self, language: str) -> str:
+        """How a generating model is asked for one number in ``language``: the task's own line, or the default one."""
+        line = self.number_lines.get(language) or NUMBER_LINES.get(language)
+        if line is None:
+            offered = ", ".join(dict.fromkeys([*self.number_lines, *NUMBER_LINES]))
+            raise NlueError(
+                f"task {self.name!r} has no number line for prompt language {language!r}; it has: {offered} "
+                f"(a task file declares one as prompts.{language}.number_line)"
             )
         return line
 

@@ -1,6 +1,7 @@
 """Prompts of the multiple-choice exams (facts §6 and §8): one item as chat messages or as plain text, 0-k shots.
 
-What a prompt holds (the words per language are registry data, :data:`nlue.registry.mcq.MCQ_PROMPTS`):
+What a prompt holds (the words per language are the exam's task file's ``prompts``; without a task,
+the shipped exams', :data:`nlue.registry.mcq.MCQ_PROMPTS`):
 
 * the **system prompt**: the instruction, ending with the two answer lines the model must
   write (English, Nepali or Urdu instruction; the lines themselves stay in English);
@@ -49,7 +50,7 @@ from nlue.errors import NlueError
 from nlue.registry.kinds.mcq_text import KEY_LABEL, TEXT_LABEL, exam_prompt, normalize_mcq_text
 from nlue.registry.kinds.multiple_choice import item_options, key_letter
 from nlue.registry.mcq import MCQ_PROMPTS
-from nlue.registry.spec import PromptSpec
+from nlue.registry.spec import PromptSpec, TaskSpec
 
 logger = logging.getLogger(__name__)
 
@@ -58,16 +59,19 @@ PAPER_SHOTS: tuple[int, ...] = (0, 1, 3, 5)
 Messages = list[dict[str, str]]
 
 
-def prompt_spec(language: str) -> PromptSpec:
-    """The prompt words of ``language`` (en, ne, ur); a ValueError naming the others."""
+def prompt_spec(language: str, task: TaskSpec | None = None) -> PromptSpec:
+    """The prompt words of ``language``: ``task``'s, as its task file declares them, or (no task) the shipped
+    exams' (en, ne, ur); an error naming the languages there are."""
+    prompts = task.prompts if task is not None else MCQ_PROMPTS
     try:
-        return MCQ_PROMPTS[language]
+        return prompts[language]
     except KeyError:
-        raise NlueError(f"no exam prompt in {language!r}; expected one of: {', '.join(MCQ_PROMPTS)}") from None
+        owner = f"task {task.name!r} has" if task is not None else "there is"
+        raise NlueError(f"{owner} no exam prompt in {language!r}; expected one of: {', '.join(prompts)}") from None
 
 
-def system_prompt(language: str) -> str:
-    return prompt_spec(language).instruction
+def system_prompt(language: str, task: TaskSpec | None = None) -> str:
+    return prompt_spec(language, task).instruction
 
 
 def _values(item: Mapping[str, Any]) -> dict[str, str]:
@@ -80,14 +84,14 @@ def _values(item: Mapping[str, Any]) -> dict[str, str]:
     return values
 
 
-def item_body(item: Mapping[str, Any], language: str) -> str:
+def item_body(item: Mapping[str, Any], language: str, task: TaskSpec | None = None) -> str:
     """Subject, level, question and options of ``item`` in the prompt language: no answer lines."""
-    return exam_prompt(prompt_spec(language).field_labels, _values(item))
+    return exam_prompt(prompt_spec(language, task).field_labels, _values(item))
 
 
-def user_prompt(item: Mapping[str, Any], language: str) -> str:
+def user_prompt(item: Mapping[str, Any], language: str, task: TaskSpec | None = None) -> str:
     """The paper's user prompt: the item, then the empty ``Answer key:`` and ``Answer text:`` lines."""
-    return f"{item_body(item, language)}\n{KEY_LABEL}\n{TEXT_LABEL}"
+    return f"{item_body(item, language, task)}\n{KEY_LABEL}\n{TEXT_LABEL}"
 
 
 def answer_lines(item: Mapping[str, Any]) -> str:
@@ -129,19 +133,21 @@ def render(
     pool: Sequence[Mapping[str, Any]] = (),
     chat: bool = True,
     seed: int = SEED,
+    task: TaskSpec | None = None,
 ) -> Messages | str:
-    """The prompt of ``item``: chat messages (``chat=True``) or one plain text, with ``shots`` demonstrations."""
+    """The prompt of ``item``: chat messages (``chat=True``) or one plain text, with ``shots`` demonstrations,
+    in the words of ``task``'s prompt (default: the shipped exams' prompt in ``language``)."""
     demonstrations = draw_demonstrations(item, pool, shots, seed)
-    system = system_prompt(language)
+    system = system_prompt(language, task)
     if chat:
         messages: Messages = [{"role": "system", "content": system}]
         for demo in demonstrations:
-            messages.append({"role": "user", "content": user_prompt(demo, language)})
+            messages.append({"role": "user", "content": user_prompt(demo, language, task)})
             messages.append({"role": "assistant", "content": answer_lines(demo)})
-        messages.append({"role": "user", "content": user_prompt(item, language)})
+        messages.append({"role": "user", "content": user_prompt(item, language, task)})
         return messages
-    blocks = [system, *(f"{item_body(demo, language)}\n{answer_lines(demo)}" for demo in demonstrations)]
-    return "\n\n".join([*blocks, item_body(item, language)]) + "\n"
+    blocks = [system, *(f"{item_body(demo, language, task)}\n{answer_lines(demo)}" for demo in demonstrations)]
+    return "\n\n".join([*blocks, item_body(item, language, task)]) + "\n"
 
 
 def show_prompt(rendered: Messages | str) -> str:

@@ -85,7 +85,11 @@ class TaskKind:
     fixed_fields: tuple[str, ...] = ()  # input fields the kind reads by name (empty: the task names its own)
     fixed_labels: tuple[str, ...] = ()  # labels in id order that the kind decides (empty: the task's own)
     labelled: bool = True  # whether an item has a label field (mask filling has answers instead)
-    takes_prompts: bool = False  # whether llm_template reads the task's prompts (instruction, labels, cue, words)
+    takes_prompts: bool = False  # whether the task's prompts are read (instruction, field labels, cue, words)
+    prompt_keys: tuple[str, ...] = ()  # prompt keys the kind reads beyond those four (answer_line, number_line...)
+    required_prompt_keys: tuple[str, ...] = ()  # of prompt_keys, those a prompt must give (no default)
+    # (prompt key, value) pairs the kind fixes, because its parser or template reads that value and no other.
+    fixed_prompt: tuple[tuple[str, Any], ...] = ()
 
     # ---------------------------------------------------------------- what the kind is
     @property

@@ -137,4 +137,5 @@ CLASSIFICATION = ClassificationKind(
     hub_task_category="text-classification",
     evaluators=(FINE_TUNED_CLASSIFIER, CAUSAL_LM_LOGLIKELIHOOD),
     takes_prompts=True,
+    prompt_keys=("answer_line",),
 )

@@ -263,6 +263,9 @@ class IdiomaticityKind(ClassificationKind):
     def card_text(self, task: TaskSpec) -> CardText | None:
         return CARD_TEXT
 
+    def prompt_fields(self, input_fields: tuple[str, ...]) -> tuple[str, ...]:
+        return ("idiom", "context")  # the idiom's line and the variant's context line (S1-S3 joined)
+
     def card_lines(self, task: TaskSpec, splits: Mapping[str, SplitReport], is_sample: bool) -> list[str]:
         lines = []
         for note in CARD_NOTES:
@@ -281,4 +284,7 @@ IDIOMATICITY = IdiomaticityKind(
     splits=("train", "test"),
     fixed_fields=("idiom", *CONTEXT_FIELDS),
     fixed_labels=("idiomatic", "literal"),  # parse_idiom_label: I = 0, L = 1
+    takes_prompts=True,  # read by nlue.idioms.zero_shot as TaskSpec.idiom_prompts
+    prompt_keys=("answer_line", "instruction_without_idiom"),
+    required_prompt_keys=("instruction_without_idiom",),
 )

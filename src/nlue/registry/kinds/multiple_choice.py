@@ -409,4 +409,5 @@ MULTIPLE_CHOICE = MultipleChoiceKind(
     fixed_fields=("question", *LETTERS),
     fixed_labels=LETTERS,
     takes_prompts=True,
+    fixed_prompt=(("answer_cue", KEY_LABEL), ("label_words", LETTERS)),  # what the strict parser reads
 )

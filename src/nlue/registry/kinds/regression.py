@@ -118,4 +118,6 @@ REGRESSION = RegressionKind(
     hub_task_category="text-classification",
     evaluators=(FINE_TUNED_CLASSIFIER, GENERATION),
     declares=("score_range",),
+    takes_prompts=True,  # asked by generation: the classification prompt, no label words, a number line
+    prompt_keys=("number_line",),
 )

@@ -11,16 +11,22 @@ from the kind (:class:`nlue.registry.kinds.TaskKind`), never tested here by name
 from __future__ import annotations
 
 import math
+import string
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from nlue.registry.kinds import KINDS, TaskKind
+from nlue.registry.label_prompts import ANSWER_FIELDS, NUMBER_FIELDS, NUMBER_FIELDS_REQUIRED
 from nlue.registry.paper_figures import PAPER_TASKS
 from nlue.registry.task_file.problems import Path_
 
 Found = Iterator[tuple[Path_, str]]
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".json": "json", ".jsonl": "jsonl", ".parquet": "parquet"}
+# Prompt keys beyond instruction, field labels, answer cue and label words: each only where its kind reads it.
+OPTIONAL_PROMPT_KEYS = ("instruction_without_idiom", "answer_line", "number_line")
+# The generation lines and their placeholders: (key, the fields it may use, those it must use).
+LINE_FIELDS = (("answer_line", ANSWER_FIELDS, ANSWER_FIELDS), ("number_line", NUMBER_FIELDS, NUMBER_FIELDS_REQUIRED))
 DROP_LABEL = "drop"  # a label map's target that drops the row (as --label-map says it)
 # Keys some kind declares (score_range, mask, categories, exam): each only where its kind reads it.
 KIND_KEYS = {
@@ -48,7 +54,7 @@ def effective_labels(doc: dict[str, Any], kind: TaskKind) -> list[str]:
     return labels or list(kind.fixed_labels)
 
 
-def task_problems(doc: dict[str, Any], folder: Path, shipped: bool) -> Found:
+def task_problems(doc: dict[str, Any], folder: Path) -> Found:
     """Every semantic problem of one task's declaration (``folder``: where its relative paths start)."""
     kind = KINDS.get(doc.get("kind")) if isinstance(doc.get("kind"), str) else None
     if kind is None:
@@ -58,7 +64,7 @@ def task_problems(doc: dict[str, Any], folder: Path, shipped: bool) -> Found:
     yield from _inputs(doc, kind, fields)
     yield from _labels(doc, kind, fields, labels)
     yield from _metrics(doc, kind)
-    yield from _prompts(doc, kind, labels, shipped)
+    yield from _prompts(doc, kind, labels)
     yield from _facts(doc, fields, labels)
     yield from _exam(_map(doc.get("exam")))
     yield from _data(doc, kind, labels, folder)
@@ -148,12 +154,8 @@ def _metrics(doc: dict[str, Any], kind: TaskKind) -> Found:
         yield ("primary_metric",), f"{primary!r}: a {kind.name} task computes {', '.join(computable)}"
 
 
-def _prompts(doc: dict[str, Any], kind: TaskKind, labels: list[str], shipped: bool) -> Found:
+def _prompts(doc: dict[str, Any], kind: TaskKind, labels: list[str]) -> Found:
     prompts = doc.get("prompts")
-    if prompts == "shipped":
-        if not shipped:
-            yield ("prompts",), "`shipped` refers to the package's own prompts; write your prompts out"
-        return
     if prompts is not None and not kind.takes_prompts:
         yield ("prompts",), f"a {kind.name} task is not put to a language model with these prompts; remove them"
         return
@@ -166,7 +168,7 @@ def _prompts(doc: dict[str, Any], kind: TaskKind, labels: list[str], shipped: bo
                 ("prompts", language, "label_words"),
                 (
                     f"{len(words)} label words for {len(labels)} labels; expected one word per label, in label order "
-                    f"({', '.join(labels)})"
+                    f"({', '.join(labels) or 'none: this task has no labels, so []'})"
                 ),
             )
         for i, word in enumerate(words):
@@ -183,6 +185,42 @@ def _prompts(doc: dict[str, Any], kind: TaskKind, labels: list[str], shipped: bo
                         ("prompts", language, "field_labels", name),
                         (f"not a field this prompt shows; expected {', '.join(wanted)}"),
                     )
+        yield from _kind_prompt(prompt, kind, ("prompts", language))
+
+
+def _kind_prompt(prompt: dict[str, Any], kind: TaskKind, where: Path_) -> Found:
+    """The prompt keys the kind reads (and only those), the values it fixes, and the lines' placeholders."""
+    for key in OPTIONAL_PROMPT_KEYS:
+        if key in prompt and key not in kind.prompt_keys:
+            takers = [k.name for k in KINDS.values() if key in k.prompt_keys]
+            yield (*where, key), f"applies to {' and '.join(takers)} tasks, not to a {kind.name} task; remove it"
+    for key in kind.required_prompt_keys:
+        if key not in prompt:
+            yield (*where, key), f"missing; the prompts of {kind.name} tasks give it"
+    for key, value in kind.fixed_prompt:
+        written = list(value) if isinstance(value, tuple) else value
+        if key in prompt and prompt[key] != written:
+            shown = ", ".join(value) if isinstance(value, tuple) else value
+            yield (*where, key), f"expected {shown}, what a {kind.name} task's parser reads; got {prompt[key]!r}"
+    for key, fields, required in LINE_FIELDS:
+        template = _map(prompt.get(key)).get("template")
+        if isinstance(template, str):
+            for problem in _placeholder_problems(template, fields, required):
+                yield (*where, key, "template"), problem
+
+
+def _placeholder_problems(template: str, fields: tuple[str, ...], required: tuple[str, ...]) -> Iterator[str]:
+    """What is wrong with a line's ``str.format`` template: a stray brace, a field it cannot fill, one it lacks."""
+    try:
+        used = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as exc:
+        yield f"{exc}; a brace that is not a placeholder is written twice ({{{{ or }}}})"
+        return
+    for name in sorted(used - set(fields)):
+        yield f"{{{name}}} is not a placeholder here; expected {', '.join('{' + f + '}' for f in fields)}"
+    for name in required:
+        if name not in used:
+            yield f"missing {{{name}}}; expected {', '.join('{' + f + '}' for f in required)} in it"
 
 
 def _facts(doc: dict[str, Any], fields: list[str], labels: list[str]) -> Found:

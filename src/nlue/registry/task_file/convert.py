@@ -8,7 +8,9 @@ explicitly, so that no default meant for NLUE's Python declarations (its citatio
 * ``profile`` by the first language (:func:`nlue.registry.profiles.default_profile`);
 * ``metrics`` and ``primary_metric`` the kind's; input fields and labels the kind's where it fixes them;
 * ``citation`` the benchmark file's; ``benchmark`` the benchmark file's name, else the task's own;
-* sizes 0 (unknown), no class balance, domains, sources or paper figures.
+* sizes 0 (unknown), no class balance, domains, sources or paper figures;
+* a prompt's generation lines: none stored, so that :meth:`TaskSpec.answer_line` and
+  :meth:`TaskSpec.number_line` give the defaults of :mod:`nlue.registry.label_prompts`.
 """
 
 from __future__ import annotations
@@ -17,12 +19,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from nlue.registry.kinds import get_kind
-from nlue.registry.label_prompts import AnswerLine
+from nlue.registry.kinds import TaskKind, get_kind
+from nlue.registry.label_prompts import DEFAULT_SEPARATOR, AnswerLine
 from nlue.registry.paper_figures import nlue_paper_figures
 from nlue.registry.profiles import default_profile
-from nlue.registry.shipped_prompts import shipped_prompts
-from nlue.registry.spec import ExamSpec, InputSpec, PromptSpec, SplitSource, TaskSpec
+from nlue.registry.spec import ExamSpec, IdiomPrompt, InputSpec, PromptSpec, SplitSource, TaskSpec
 from nlue.registry.task_file.checks import FORMATS, effective_fields, effective_labels
 
 # The Hub's task_ids value a card gets when the task file names none, by the kind's Hub category.
@@ -31,7 +32,6 @@ DEFAULT_HUB_TASK_IDS = {
     "fill-mask": "slot-filling",
     "multiple-choice": "multiple-choice-qa",
 }
-DEFAULT_ANSWER_SEPARATOR = ", "
 _SHAPE_KEYS = ("first", "second", "joiner", "blank", "blank_field", "options")
 
 
@@ -57,20 +57,24 @@ def _input_spec(inputs: dict[str, Any]) -> InputSpec | None:
     )
 
 
-def _prompts(doc: dict[str, Any]) -> tuple[MappingProxyType, MappingProxyType]:
-    """(prompts, answer lines) by prompt language."""
-    declared = doc.get("prompts")
-    if declared == "shipped":
-        return MappingProxyType(dict(shipped_prompts(doc["name"]))), MappingProxyType({})
-    prompts, lines = {}, {}
-    for language, prompt in (declared or {}).items():
-        prompts[language] = PromptSpec(
-            prompt["instruction"], _mp(prompt["field_labels"]), prompt["answer_cue"], _strings(prompt["label_words"])
-        )
+def _prompts(doc: dict[str, Any], kind: TaskKind) -> dict[str, MappingProxyType]:
+    """The TaskSpec fields a task's prompts fill, by prompt language: ``prompts`` (or, for a kind whose
+    evaluators read idiom prompts, ``idiom_prompts``), and the generation lines it writes out."""
+    prompts, idioms, lines, numbers = {}, {}, {}, {}
+    for language, prompt in (doc.get("prompts") or {}).items():
+        words, labels = _strings(prompt["label_words"]), prompt["field_labels"]
+        if "instruction_without_idiom" in kind.prompt_keys:
+            idioms[language] = IdiomPrompt(prompt["instruction"], prompt["instruction_without_idiom"],
+                                           labels["idiom"], labels["context"], prompt["answer_cue"], words)  # fmt: skip
+        else:
+            prompts[language] = PromptSpec(prompt["instruction"], _mp(labels), prompt["answer_cue"], words)
         if "answer_line" in prompt:
             line = prompt["answer_line"]
-            lines[language] = AnswerLine(line["template"], line.get("separator", DEFAULT_ANSWER_SEPARATOR))
-    return MappingProxyType(prompts), MappingProxyType(lines)
+            lines[language] = AnswerLine(line["template"], line.get("separator", DEFAULT_SEPARATOR))
+        if "number_line" in prompt:
+            numbers[language] = prompt["number_line"]["template"]
+    return {"prompts": _mp(prompts), "idiom_prompts": _mp(idioms), "answer_lines": _mp(lines),
+            "number_lines": _mp(numbers)}  # fmt: skip
 
 
 def _data(doc: dict[str, Any], folder: Path) -> MappingProxyType:
@@ -100,7 +104,6 @@ def task_from_declaration(
     labels = tuple(effective_labels(doc, kind))
     class_balance = _mp(doc.get("class_balance"))
     languages = tuple(doc["languages"])
-    prompts, answer_lines = _prompts(doc)
     sizes = doc.get("sizes") or {}
     fields: dict[str, Any] = {
         "name": doc["name"],
@@ -130,11 +133,10 @@ def task_from_declaration(
         "mask": doc.get("mask"),
         "categories": _mp({theme: tuple(cats) for theme, cats in (doc.get("categories") or {}).items()}),
         "field_hints": _mp(doc.get("field_hints")),
-        "prompts": prompts,
+        **_prompts(doc, kind),
         "languages": languages,
         "profile": doc.get("profile", default_profile(languages)),
         "license": doc.get("license"),
-        "answer_lines": answer_lines,
         "data": _data(doc, path.parent),
         "primary_metric_note": doc.get("primary_metric_note", ""),
         "primary_from_paper": doc.get("primary_metric_from_paper"),

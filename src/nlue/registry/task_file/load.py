@@ -5,7 +5,8 @@ the checks a schema cannot express, and only when it has no problem at all turne
 tasks; otherwise :class:`~nlue.registry.task_file.problems.TaskFileError` lists every
 problem (file, line, key path, what was expected). A file holds one task, or is a benchmark
 file (``benchmark:`` and ``tasks:``) whose tasks are written inline or are task files beside
-it. The package's own files live in :data:`SHIPPED_DIR`; only they may say ``prompts: shipped``.
+it. The package's own files live in :data:`SHIPPED_DIR` and are checked like any other: a copy of one,
+anywhere, loads as the same task.
 """
 
 from __future__ import annotations
@@ -38,10 +39,6 @@ class LoadedFile:
     listed: tuple[Path, ...] = ()
 
 
-def is_shipped(path: Path) -> bool:
-    return path.resolve().is_relative_to(SHIPPED_DIR)
-
-
 def _problems_of(read: ReadFile, found: Iterable[tuple[Path_, str]], prefix: Path_ = ()) -> list[Problem]:
     return [read.problem((*prefix, *path), message) for path, message in found]
 
@@ -65,9 +62,8 @@ def _check(read: ReadFile) -> tuple[list[Problem], list[tuple[Path_, dict[str, A
                 listed.append(read.path.parent / entry)
     else:
         declarations.append(((), data))
-    shipped = is_shipped(read.path)
     for prefix, doc in declarations:
-        problems += _problems_of(read, task_problems(doc, read.path.parent, shipped), prefix)
+        problems += _problems_of(read, task_problems(doc, read.path.parent), prefix)
     header = data.get("benchmark") if "tasks" in data else None
     for prefix, doc in declarations:
         if isinstance(header, dict) and doc.get("benchmark", header.get("name")) != header.get("name"):

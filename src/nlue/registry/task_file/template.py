@@ -70,6 +70,13 @@ inputs:
   fields: [sentence1, sentence2] # a text pair
 label_field: score
 score_range: [0.0, 5.0]          # the lowest and highest score
+prompts:                         # generation: the model writes one number in the score range (your own words)
+  en:
+    instruction: How close in meaning are these two sentences, from 0 (unrelated) to 5 (the same meaning)?
+    field_labels: {sentence1: Sentence 1, sentence2: Sentence 2}
+    answer_cue: "Answer:"
+    label_words: []              # a score has no label words
+    # number_line: {template: "Reply with one number from {low} to {high} and nothing else."}
 """,
     "mask_fill": """\
 category: masked words
@@ -91,17 +98,28 @@ exam:                            # the vocabularies each item's subject and leve
   grade_levels: {9: Grade 9, 10: Grade 10}   # grade numbers read as levels
   # level_aliases: {SEE: Grade 10}
   # subject_aliases: {maths: mathematics}
-prompts:                         # log-likelihood: the letters A-D are scored after the answer cue
+prompts:                         # the instruction is the system prompt; it ends with the two answer lines
   en:
-    instruction: Choose the one correct option.
+    instruction: |-
+      Choose the one correct option. Reply in exactly these two lines and nothing else:
+      Answer key: <A, B, C or D>
+      Answer text: <the chosen option's text, copied exactly>
     field_labels: {subject: Subject, level: Level, question: Question}
-    answer_cue: "Answer key:"
-    label_words: [A, B, C, D]
+    answer_cue: "Answer key:"      # fixed, as are the letters: the strict parser reads them
+    label_words: [A, B, C, D]      # log-likelihood scores these after the cue
 """,
     "idiomaticity": """\
 category: idiomaticity
 label_field: label
 # inputs (idiom, S1, S2, S3; the span in a `position` field) and labels (idiomatic, literal) are fixed by the kind
+prompts:                         # the idiom's line and the context's line; label words scored after the cue
+  en:
+    instruction: Is the idiom in this text used figuratively (idiomatic) or literally (literal)?
+    instruction_without_idiom: Is the multiword expression in this text used figuratively (idiomatic) or literally?
+    field_labels: {idiom: Idiom, context: Text}
+    answer_cue: "Answer:"
+    label_words: [idiomatic, literal]
+    # answer_line: {template: "Reply with one of these words only: {words}.", separator: ", "}
 """,
 }
 _TITLES = {
