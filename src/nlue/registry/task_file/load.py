@@ -94,7 +94,7 @@ def load_with_problems(path: Path, seen: tuple[Path, ...] = ()) -> tuple[list[Pr
         return _in_file_order(problems), None
     name = header["name"] if header else None
     citation = header.get("citation") if header else None
-    tasks = [task_from_declaration(doc, path, name, citation) for _, doc in declarations]
+    tasks = [task_from_declaration(doc, path, name, citation, is_shipped(path)) for _, doc in declarations]
     if header:  # listed files take the header's benchmark and citation, unless they give their own
         tasks = _in_order(read, tasks, [_rebased(task, name, citation) for task in included])
     names = [task.name for task in tasks]
