@@ -64,7 +64,8 @@ def test_try_a_model_fine_tuned_on_a_user_task(service: SpaceService) -> None:
 
 def test_browse_a_user_tasks_built_config_beside_the_sample(service: SpaceService) -> None:
     """Issue 30, item 2: the user task's build is browsable with its own fields and label names, beside the
-    embedded sample's shipped configs; the sample is not asked for a task it does not have."""
+    embedded sample's shipped configs; the sample is not asked for a task it does not have, nor is a source
+    whose configs cannot be listed."""
     configs = service.data.configs()
     assert configs[-3:] == ("ne_news_topic", "ur_review_sentiment", "ne_headline_relatedness") and "sa" in configs
     frame, page, status = service.data_page("ur_review_sentiment", "test", 1, 10)
@@ -74,6 +75,12 @@ def test_browse_a_user_tasks_built_config_beside_the_sample(service: SpaceServic
     assert list(pairs.columns) == ["row", "first", "second", "score"]
     sample, _, status = service.data_page("sa", "test", 1, 3)
     assert len(sample) == 3 and "language: ne" in status
+    # A source that cannot be listed (a Hub id, offline) never takes a config a listed source has.
+    from nlue.space.data import DataBrowser
+
+    build = str(service.settings.more_datasets[1])
+    browser = DataBrowser(["some-org/unreachable", build])
+    assert browser.source_of("ur_review_sentiment") == build and browser.source_of("sa") == "some-org/unreachable"
 
 
 def test_a_user_task_has_its_own_board_and_never_the_nlue_score(service: SpaceService) -> None:

@@ -51,30 +51,38 @@ class DataBrowser:
         """Whether any of the configs offered comes from the embedded sample data."""
         return any(is_sample(source) for source in self.sources)
 
-    def _configs_of(self, source: str | None) -> set[str]:
-        """The registry's tasks one source has: the sample's shipped tasks, or the configs its card declares."""
+    def _configs_of(self, source: str | None) -> set[str] | None:
+        """The registry's tasks one source has: the sample's shipped tasks, or the configs its card declares;
+        None when they cannot be listed (a Hub id with no network)."""
         if source is None:
             return {name for name, task in TASKS.items() if is_shipped_task(task)}
         try:  # a folder's card is read; a Hub id costs one request for its card
             return set(datasets.get_dataset_config_names(source))
         except Exception as exc:  # listing is a convenience: loading a config still reports what fails
-            logger.warning("could not list the configs of %s (%s: %s); offering every task",
-                           source, type(exc).__name__, exc)  # fmt: skip
-            return set(TASKS)
+            logger.warning("could not list the configs of %s (%s: %s); it is offered for the tasks no other "
+                           "source lists", source, type(exc).__name__, exc)  # fmt: skip
+            return None
 
     def configs(self) -> tuple[str, ...]:
         """The registry's tasks the data sources have, in the registry's order; read once.
 
         The embedded sample has every shipped task (one sample repo per benchmark). A dataset named by the
         operator (``--dataset``) has the configs its card declares, often fewer: an NLUE build holds
-        no exams, a partial build not even every NLUE task, a user's build its own task. When they cannot
-        be listed (a Hub id with no network), every task is assumed and :meth:`load` says which one is
-        missing when asked.
+        no exams, a partial build not even every NLUE task, a user's build its own task. A source whose
+        configs cannot be listed (a Hub id with no network) is assumed to have every task the others do not
+        list, and :meth:`load` says which one is missing when asked.
         """
         if self._where is None:
             where: dict[str, str | None] = {}
+            unlisted = []
             for source in self.sources:
-                for name in self._configs_of(source):
+                found = self._configs_of(source)
+                if found is None:
+                    unlisted.append(source)
+                for name in found or ():
+                    where.setdefault(name, source)
+            for source in unlisted:  # after every listed source, so that none takes a config another lists
+                for name in TASKS:
                     where.setdefault(name, source)
             self._where = {name: where[name] for name in TASKS if name in where}
             logger.info("data sources %s have %d of the registry's tasks", self.sources, len(self._where))

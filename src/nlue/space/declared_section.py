@@ -8,14 +8,11 @@ chart of the primary metric per run. Read once when the page is built, as the ex
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import gradio as gr
 
-from nlue.results_folders import ResultsFolder
 from nlue.space.charts import runs_chart
 from nlue.space.score_checks import skipped_markdown
-from nlue.space.task_board import declared_boards
+from nlue.space.task_board import DeclaredBoards
 from nlue.text.safe import markdown_text
 
 INTRO = (
@@ -27,9 +24,9 @@ INTRO = (
 BOARD_HEIGHT_PX = 420
 
 
-def build_declared_boards(folders: Sequence[ResultsFolder]) -> None:
-    """The components: an introduction, then per task its legend, table and chart."""
-    boards = declared_boards(folders)
+def build_declared_boards(boards: DeclaredBoards) -> None:
+    """The components of the boards (:func:`nlue.space.task_board.declared_boards`): an introduction, then per
+    task its legend, table and chart."""
     gr.Markdown(INTRO, elem_id="tasks-intro")
     for runs in boards.tasks:
         name = runs.task.name

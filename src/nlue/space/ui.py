@@ -36,6 +36,7 @@ from nlue.space.nediom_board import LEGEND as NEDIOM_LEGEND
 from nlue.space.score_checks import skipped_markdown
 from nlue.space.service import SpaceService
 from nlue.space.settings import SpaceSettings
+from nlue.space.task_board import DeclaredBoards, declared_boards
 
 QUEUE_STATUS_SECONDS = 1.0
 # Gradio keeps a record of its last 10,000 events and, after every event, rebuilds a monitoring summary
@@ -244,7 +245,7 @@ def _data_tab(service: SpaceService, settings: SpaceSettings, demo: gr.Blocks) -
     _on(draw.click, service.data_random, [config, split, page_size], [table, status], concurrency_limit=limit)
 
 
-def _leaderboard_tab(service: SpaceService) -> None:
+def _leaderboard_tab(service: SpaceService, declared: DeclaredBoards | None) -> None:
     gr.Markdown(text.leaderboard_legend())
     kinds_found = service.board.kinds
     with gr.Row(equal_height=True):
@@ -312,8 +313,8 @@ def _leaderboard_tab(service: SpaceService) -> None:
 
     _on(refresh.click, on_refresh, controls, [table, status, kinds, chart_models], api_name="leaderboard")
     _on(chart_models.change, service.chart, chart_models, chart)
-    if declared_tasks():  # tasks from task files: boards of their own below NLUE's, never in its table or score
-        build_declared_boards(service.settings.results_folders)
+    if declared is not None:  # tasks from task files: boards of their own below NLUE's, never in its table or score
+        build_declared_boards(declared)
 
 
 def _board_tab(legend: str, board: Any, elem_id: str) -> None:
@@ -337,6 +338,12 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
     network call is for the config names of a dataset given as a Hub id (none for the embedded sample)."""
     let_idle_cores_sleep()  # before warm_up, which imports torch
     service = service or SpaceService(settings)
+    # Whatever reads files is read before the warm-up imports transformers and torch in its thread: the datasets'
+    # cards (datasets imports parts of transformers lazily) and the boards, whose rescoring imports scipy; an
+    # import in each thread at once can meet a half-imported module ("partially initialized module 'torch'").
+    service.data.configs()
+    exams, idioms = exam_board_of(settings.results_folders), nediom_board_of(settings.results_folders)
+    declared = declared_boards(settings.results_folders) if declared_tasks() else None
     service.warm_up()
     with gr.Blocks(title=text.PAGE_TITLE, analytics_enabled=False, fill_width=True) as demo:
         gr.Markdown(text.INTRO + text.declared_intro(), elem_id="nlue-intro")
@@ -349,11 +356,11 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
             with gr.Tab("Browse data", id="data"):
                 _data_tab(service, settings, demo)
             with gr.Tab("🏆 Leaderboard", id="leaderboard"):
-                _leaderboard_tab(service)
+                _leaderboard_tab(service, declared)
             with gr.Tab("📝 Exams (LLMs)", id="exams"):
-                _board_tab(EXAM_LEGEND, exam_board_of(settings.results_folders), "exam-table")
+                _board_tab(EXAM_LEGEND, exams, "exam-table")
             with gr.Tab("🪶 Idioms (neDIOM)", id="nediom"):
-                _board_tab(NEDIOM_LEGEND, nediom_board_of(settings.results_folders), "nediom-table")
+                _board_tab(NEDIOM_LEGEND, idioms, "nediom-table")
             with gr.Tab("About", id="about"):
                 gr.Markdown(text.ABOUT)
     for name, value in GRADIO_ANALYTICS.items():  # read when the queue is made; an operator's own values win
