@@ -125,3 +125,12 @@ def tiny_lms(tmp_path_factory: pytest.TempPathFactory, one_torch_thread) -> dict
 
     root = tmp_path_factory.mktemp("tiny-causal")
     return {family: save_tiny_causal_lm(root / family, family) for family in ("gpt2", "llama")}
+
+
+@pytest.fixture(scope="session")
+def user_task_runs(tmp_path_factory: pytest.TempPathFactory):
+    """Three tasks nlue does not ship (tests/user_tasks.py) built from CSV files, with a TF-IDF baseline run and a
+    tiny fine-tuned encoder's run of each; the tasks are registered only while the runs are made (issue 30)."""
+    from tests.user_tasks import make_user_runs
+
+    return make_user_runs(tmp_path_factory.mktemp("user-tasks"))

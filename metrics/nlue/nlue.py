@@ -9,7 +9,10 @@ from nlue.scoring.metric_modules import BOOTSTRAP_ARGS_DOC, task_features, task_
 
 _DESCRIPTION = f"""\
 Scores for the twelve tasks of NLUE, a Nepali language-understanding benchmark. Pick the
-task with the config name ({", ".join(TASK_NAMES)}). Classification tasks report accuracy and
+task with the config name ({", ".join(TASK_NAMES)}). A task of your own, declared in a task
+file, is scored the same way by its kind: give the file's path as the config name
+(evaluate.load("nlue", "path/to/my_task.yaml")), or name the file in the NLUE_TASK_FILES
+variable and give the task's name. Classification tasks report accuracy and
 macro-F1, averaged over every class the task defines even when a batch lacks one. STS-B
 reports Pearson, Spearman, their mean (the task's headline number) and R². GMET, the
 zero-shot mask-filling task, reports accuracy, the equality factor exp(-sigma) across
@@ -73,6 +76,10 @@ class Nlue(evaluate.Metric):
     def _info(self):
         # Fails here, at load time, with the list of valid configs when the config is not a task.
         spec = task_for_config(self.config_name)
+        # A task file's path as config name: from here on the config is the task's name (evaluate keeps its
+        # cache under <metric>/<config>, where a path would not do), and the task scores as loaded.
+        self._task = spec
+        self.config_name = spec.name
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
@@ -86,7 +93,7 @@ class Nlue(evaluate.Metric):
         self, predictions, references, categories=None, bootstrap_resamples=None, confidence_level=0.95, seed=0
     ):
         return score_task(
-            self.config_name,
+            self._task,
             predictions,
             references,
             categories=categories,

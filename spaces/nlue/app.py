@@ -1,17 +1,24 @@
 """The NLUE Space. The page and its logic live in the nlue package (nlue.space); this file
 only picks the configuration, builds the page and launches it. Settings: models.yaml beside
-this file and the NLUE_SPACE_* variables described in README.md."""
+this file and the NLUE_SPACE_* variables described in README.md; your own tasks' files in
+NLUE_TASK_FILES (registered for the process's life)."""
 
+import contextlib
 import logging
 import os
 from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # before gradio is imported: no telemetry
 
+from nlue.registry.task_file.environment import active_task_files
 from nlue.space import SpaceSettings, build_demo, launch
 
 HERE = Path(__file__).resolve().parent
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+# Tasks of your own (NLUE_TASK_FILES), registered before the page is built and for as long as it serves.
+TASKS = contextlib.ExitStack()
+TASKS.enter_context(active_task_files())
 
 # Defaults: the models file beside this one (it scans ../../build/models) and the repository's
 # build/results, i.e. what the README's main job produces; NLUE_SPACE_* variables override both.

@@ -7,7 +7,8 @@ its per-item predictions (:mod:`nlue.predictions`). For every pair of runs and e
   fingerprint and gold must match (the order may differ). Otherwise the pair is refused for that
   task, naming both runs, how many items differ and the two datasets' fingerprints;
 * the difference A - B of the task's primary metric (macro-F1, the exams' accuracy over all items,
-  GMET's combined score, ...), with a 95% paired bootstrap interval and p-value: items are
+  GMET's combined score, ..., or the one a user's task file names; never the one a results file claims),
+  recomputed from the predictions by the task's kind, with a 95% paired bootstrap interval and p-value: items are
   resampled once per draw and both runs scored on the same draw
   (:func:`nlue.scoring.significance.paired_test`); the p-value is the interval's own (twice the smaller
   share of resampled differences on one side of 0), so p < 0.05 exactly when the 95% interval leaves 0 out;
@@ -156,10 +157,14 @@ def compare_task(a: RunTask, b: RunTask, resamples: int, seed: int) -> TaskCompa
 
     task = get_task(str(a.result["task"]))
     rows_a, rows_b = aligned(a, b)
-    metric = str(a.result.get("primary_metric") or task.primary_metric)
+    # The task's own primary metric (its task file's), never the one a results file claims: the file is input.
+    metric = task.primary_metric
+    for run in (a, b):
+        claimed = run.result.get("primary_metric")
+        if claimed and claimed != metric:
+            logger.warning("%s says its primary metric is %s; %s's is %s, which is compared", run.path,
+                           str(claimed)[:80], task.name, metric)  # fmt: skip
     problem_a, problem_b = scoring_problem(task, rows_a), scoring_problem(task, rows_b)
-    if metric not in problem_a.metrics:
-        metric = task.primary_metric
     test = paired_test(problem_a, problem_b, metric, method="bootstrap", resamples=resamples, seed=seed)
     comparison = TaskComparison(
         task=a.path.name.removesuffix(".json"), run_a=a.run, run_b=b.run, metric=metric, score_a=test.score_a,

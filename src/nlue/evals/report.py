@@ -7,6 +7,8 @@ Markdown, a CSV per table) all at once. The sections, each from its own module:
 * NLUE: the paper's Tables 2-5 as printed, flagged where inconsistent, with our runs; charts;
 * neDIOM: Table 3 with its floors, and Figures 3-5 redrawn from our runs;
 * UrduMMLU protocol: Table 4, the few-shot deltas, the STEM - Humanities gap, accuracy by level;
+* tasks from task files (no paper printed them): one section per benchmark, every run's metrics with
+  intervals and a chart of the task file's primary metric, never in a paper's tables or the NLUE score;
 * models: monolingual vs multilingual encoders, parameters vs score;
 * significance: paired tests (``nlue compare``) between the models run in one setting, per task.
 
@@ -23,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from nlue.evals.compare import DEFAULT_RESAMPLES
+from nlue.evals.report_declared import declared_sections
 from nlue.evals.report_mcq import mcq_section
 from nlue.evals.report_models import models_section
 from nlue.evals.report_nediom import nediom_section
@@ -36,6 +39,7 @@ from nlue.space.boards import leaderboard_of
 logger = logging.getLogger(__name__)
 
 TITLE = "nlue report: our runs beside the NLUE, neDIOM and UrduMMLU papers"
+DECLARED_TITLE = ", and tasks from task files"
 
 
 @dataclass(frozen=True)
@@ -55,20 +59,22 @@ def build_report(results: Path | Sequence[Path], options: ReportOptions | None =
     board = leaderboard_of(folders)  # NLUE's rows, the paper's first: read once for two sections
     exams, exams_skipped = mcq_section(folders, gathered)
     idioms, idioms_skipped = nediom_section(folders, gathered)
+    declared, declared_skipped = declared_sections(folders)
     sections = [
         nlue_section(board),
         idioms,
         exams,
+        *declared,
         models_section(board),
         significance_section(gathered, options.resamples, options.seed, options.alpha),
     ]
     logger.info("report of %s: %d results files", describe(folders), len(gathered.files))
     return Report(
-        title=TITLE,
+        title=TITLE + (DECLARED_TITLE if declared else ""),
         results_dir=describe(folders),
         sections=sections,
         sample_files=gathered.sample_count(),
         total_files=len(gathered.files),
-        skipped=[*board.skipped, *exams_skipped, *idioms_skipped],
+        skipped=[*board.skipped, *exams_skipped, *idioms_skipped, *declared_skipped],
         created=datetime.now(UTC).isoformat(timespec="seconds"),
     )

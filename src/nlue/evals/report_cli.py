@@ -12,7 +12,9 @@ a checkpoint's own nlue_results.json and other JSON files are not.
 Writes DIR/index.html (one page; its PNG figures beside it), DIR/report.md and one CSV per table,
 all at once: a report that fails leaves the earlier one (or nothing), never half a folder. Sections:
 NLUE Tables 2-5 and a chart per few runs; neDIOM Table 3 and Figures 3-5; the exams' Table 4,
-few-shot deltas, STEM - Humanities gap and accuracy by level; monolingual vs multilingual encoders
+few-shot deltas, STEM - Humanities gap and accuracy by level; a section per benchmark of tasks from
+task files (no paper printed them: every run's metrics with intervals, the task file's primary
+metric marked, a bar chart per task; never in the papers' tables or the NLUE score); monolingual vs multilingual encoders
 and parameters vs score; paired tests (as `nlue compare`) between the models of each setting of a
 task, never between runs of one model (other seeds, inputs, copies). Every row says
 whether it holds a paper's numbers (as printed, inconsistent cells flagged) or ours, and a run on

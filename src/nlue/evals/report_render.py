@@ -92,8 +92,10 @@ def _flag_notes(table: Table) -> list[str]:
 
 
 # ------------------------------------------------------------------ HTML
-# Text that reads as a number ("0.61 ± 0.05", "+0.120 (p=0.034)", "<0.1") is aligned as one.
-_NUMBER_TEXT = re.compile(r"[+\-<]?\d*\.?\d+(?: ± \d*\.?\d+)?(?: \(p=<?\d*\.?\d+\))?")
+# Text that reads as a number ("0.61 ± 0.05", "+0.120 (p=0.034)", "<0.1", "37.33 [11.4, 53.4]") is aligned as one.
+_NUMBER_TEXT = re.compile(
+    r"[+\-<]?\d*\.?\d+(?: ± \d*\.?\d+)?(?: \(p=<?\d*\.?\d+\))?(?: \[-?\d*\.?\d+,[ \u00a0]-?\d*\.?\d+\])?"
+)
 LONG_TEXT = 14  # characters: longer text wraps inside its cell, shorter text keeps to one line
 TALL_TABLE = 24  # rows: a taller table scrolls inside its box, its header kept in view
 WIDE_TABLE = 18  # columns: a wider table may not fit a 1280-pixel window, and says that it scrolls sideways
@@ -104,7 +106,7 @@ FOLDED_REASONS = 3  # more flag reasons than this are folded under their count
 def _cell_class(value: Any, shown: str) -> str:
     number = isinstance(value, float | int) and not isinstance(value, bool)
     if number or shown in ("-", "—") or _NUMBER_TEXT.fullmatch(shown):
-        return "num"
+        return "num ci" if shown.endswith("]") else "num"  # a score and its interval may wrap before the bracket
     return "long" if len(shown) > LONG_TEXT else "text"
 
 

@@ -62,6 +62,7 @@ th { background: #111827; color: #fff; font-weight: 600; text-align: left; paddi
 td { border-top: 1px solid var(--line); padding: 3px 6px; vertical-align: top; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.text { white-space: nowrap; }
+td.num.ci { white-space: normal; min-width: 64px; }
 td.long { white-space: normal; min-width: 100px; max-width: 280px; overflow-wrap: break-word; }
 td.pair { white-space: normal; text-align: center; min-width: 62px; }
 td.origin { white-space: normal; font-size: 11px; color: var(--muted); min-width: 100px; max-width: 112px; }

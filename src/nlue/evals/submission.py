@@ -81,6 +81,9 @@ class Submission:
             lines.append("| " + " | ".join(markdown_text(cell) for cell in cells) + " |")
         lines += ["", "Every results file comes with its per-item predictions; the fingerprints equal the release's, "
                   "and every score was recomputed from the predictions against the release's gold answers."]  # fmt: skip
+        releases = list(dict.fromkeys(str(row["release"]) for row in self.rows if row.get("release")))
+        if len(releases) > 1:  # NLUE's release and a user's task's own build, say
+            lines += ["", "Releases checked against: " + ", ".join(markdown_text(r) for r in releases) + "."]
         return "\n".join(lines)
 
 
@@ -90,9 +93,12 @@ class _Release:
 
     fingerprint: str
     golds: list[Any]
+    source: str = ""  # the release (Hub id or folder) that holds the task
 
 
-def _check_file(path: Path, release: str, expected: dict[str, _Release], problems: list[str]) -> dict[str, Any] | None:
+def _check_file(
+    path: Path, releases: Sequence[str], expected: dict[str, _Release], problems: list[str]
+) -> dict[str, Any] | None:
     try:
         data = read_json_object(path)
     except BadResultsFile as exc:
@@ -145,10 +151,14 @@ def _check_file(path: Path, release: str, expected: dict[str, _Release], problem
     split = str(dataset.get("split") or "test")
     key = f"{task.name}/{split}"
     if key not in expected:
-        expected[key] = _release_split(release, task, split)
+        try:
+            expected[key] = _release_split(releases, task, split)
+        except NlueError as exc:  # no release holds the task: one problem among the others, all reported at once
+            problems.append(f"{path}: {exc}")
+            return None
     released = expected[key]
     if fingerprint != released.fingerprint:
-        problems.append(f"{path}: scored on other items than the release {release} ({task.name}, {split}): "
+        problems.append(f"{path}: scored on other items than the release {released.source} ({task.name}, {split}): "
                         "submit a run of the whole split as released (no --limit, not an edited copy)")  # fmt: skip
     # The release's gold where the run scored the release's items in its order; otherwise (refused above) the rows'
     # own, so that a disagreement is reported too.
@@ -162,24 +172,38 @@ def _check_file(path: Path, release: str, expected: dict[str, _Release], problem
     return {"task": task.name, "model": str(data["model"]), "kind": str(data["kind"]),
             "score": check.recomputed[task.primary_metric], "primary_metric": str(data["primary_metric"]),
             "fingerprint": fingerprint, "nlue": (data.get("versions") or {}).get("nlue", "?"),
-            "predictions": rows_path, "result": data}  # fmt: skip
+            "release": released.source, "predictions": rows_path, "result": data}  # fmt: skip
 
 
-def _release_split(release: str, task: Any, split: str) -> _Release:
+def _release_split(releases: Sequence[str], task: Any, split: str) -> _Release:
+    """The first of ``releases`` that holds ``task``'s ``split``: a user's task has a release of its own (its build),
+    so a run folder of NLUE's tasks and one's own is checked against both, each task against the one that has it."""
     from nlue.data.access import load_task
 
-    try:
-        data = load_task(release, task)
-    except (OSError, ValueError) as exc:
-        raise NlueError(f"--release {release!r}: cannot load {task.name} ({exc})") from None
-    if split not in data:
-        raise NlueError(f"--release {release!r}: {task.name} has no {split!r} split")
-    items = [dict(row) for row in data[split]]
-    return _Release(release_fingerprint(task, items), [task.kind.gold(task, item) for item in items])
+    reasons = []
+    for release in releases:
+        try:
+            data = load_task(release, task)
+        except (OSError, ValueError) as exc:
+            reasons.append(f"--release {release!r}: cannot load {task.name} ({exc})")
+            continue
+        if split not in data:
+            reasons.append(f"--release {release!r}: {task.name} has no {split!r} split")
+            continue
+        items = [dict(row) for row in data[split]]
+        return _Release(release_fingerprint(task, items), [task.kind.gold(task, item) for item in items], release)
+    if len(reasons) == 1:
+        raise NlueError(reasons[0]) from None
+    raise NlueError(f"no release holds {task.name}'s {split!r} split: " + "; ".join(reasons)) from None
 
 
-def check_run(folder: Path, release: str) -> Submission:
-    """Every check of the module docstring on every results file of ``folder``; NlueError listing all problems."""
+def check_run(folder: Path, release: str | Sequence[str]) -> Submission:
+    """Every check of the module docstring on every results file of ``folder``; NlueError listing all problems.
+
+    ``release``: the release, or several (NLUE's and a user's own task's build): each task is checked against
+    the first that holds it.
+    """
+    releases = [release] if isinstance(release, str) else list(release)
     folder = Path(folder)
     if not folder.is_dir():
         raise NlueError(f"{folder}: no such run folder")
@@ -189,7 +213,7 @@ def check_run(folder: Path, release: str) -> Submission:
     if not paths:
         raise NlueError(f"{folder}: no results files to submit")
     for path in paths:
-        row = _check_file(path, release, expected, submission.problems)
+        row = _check_file(path, releases, expected, submission.problems)
         if row is None:
             continue
         rows_path = row.pop("predictions")
@@ -232,12 +256,16 @@ class ModelRepoResults:
     reason: str = ""
 
 
-def model_repo_results(submission: Submission, release: str, repo_id: str) -> list[ModelRepoResults]:
-    """The ``.eval_results`` file of each checked results file, its source the results repo (with the predictions)."""
+def model_repo_results(submission: Submission, release: str | None, repo_id: str) -> list[ModelRepoResults]:
+    """The ``.eval_results`` file of each checked results file, its source the results repo (with the predictions).
+
+    Each names as its benchmark the release its task was checked against (``release`` where a row names none).
+    """
     source = f"https://huggingface.co/datasets/{repo_id}"
     planned = []
-    for data in submission.results:
+    for data, row in zip(submission.results, submission.rows, strict=True):
         model, task = str(data["model"]), str(data["task"])
+        release = row.get("release") or release
         if not looks_like_hub_id(model):
             planned.append(ModelRepoResults(model, task, None, "not a model repo on the Hub (owner/name)"))
             continue

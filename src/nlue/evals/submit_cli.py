@@ -16,7 +16,9 @@ with them (a Hub model id only; --release a Hub id only).
 
 The release (--release) is the published dataset the run must have scored in full: the Hub id, or a
 local folder, of the dataset repo `nlue build` made (`nlue build --source raw/ --out build`, then
-`nlue push build/nlue --repo-id my-org/nlue`).
+`nlue push build/nlue --repo-id my-org/nlue`). A task of your own (a task file) is its own release, the
+build of its task file: give both (--release my-org/nlue my-org/my-task), each task is checked against
+the first that holds it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from nlue.cli_lists import add_name_list
 from nlue.cli_support import add_logging_options, run_with_parser
 from nlue.errors import NlueError
 from nlue.evals.submission import (
@@ -47,9 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("run", metavar="RUN", help="a run folder, or its name in the results folder")
     parser.add_argument("--repo-id", required=True, help="the results repo on the Hub (a dataset repo): owner/name")
-    parser.add_argument("--release",
-                        help="the released dataset the run must have scored in full (its gold answers score the "
-                             "run again): a Hub id or a folder that `nlue build` made")  # fmt: skip
+    add_name_list(parser, "--release", what="release",
+                  help="the released dataset the run must have scored in full (its gold answers score the run "
+                       "again): a Hub id or a folder that `nlue build` made; several (NLUE's and your own task's "
+                       "build), each task checked against the first that holds it")  # fmt: skip
     parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP + "; where a RUN given by name is found")
     parser.add_argument("--dry-run", action="store_true", help="print the files and the pull request; send nothing")
     parser.add_argument("--eval-results-pr", action="store_true",
@@ -71,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     for path, local, size in submission.files:
         print(f"  {terminal_safe(path)}  <- {terminal_safe(local.resolve())}  ({size:,} bytes)")
     print(f"\ntitle: {terminal_safe(submission.title)}\n\n{terminal_safe(submission.description(), None)}\n")
-    planned = model_repo_results(submission, args.release, args.repo_id)
+    planned = model_repo_results(submission, args.release[0], args.repo_id)
     sent = "" if args.eval_results_pr else " (a pull request on each with --eval-results-pr)"
     print(f"the Hub's evaluation results for the model repos{sent}:")
     for item in planned:

@@ -17,7 +17,7 @@ from typing import Any
 
 from nlue.errors import NlueError
 from nlue.registry.spec import Benchmark, TaskSpec
-from nlue.registry.task_file.load import shipped_benchmarks
+from nlue.registry.task_file.load import SHIPPED_BENCHMARKS, shipped_benchmarks
 
 # The shipped benchmarks, loaded from their task files (nlue/registry/shipped_tasks) by the loader a user's take.
 _BENCHMARKS: dict[str, Benchmark] = {benchmark.name: benchmark for benchmark in shipped_benchmarks()}
@@ -115,6 +115,20 @@ def registered(benchmark: Benchmark) -> Iterator[Benchmark]:
         del _BENCHMARKS[benchmark.name]
         for task in benchmark.tasks:
             _TASKS.pop(task.name, None)
+
+
+def is_shipped_task(task: TaskSpec) -> bool:
+    """Whether ``task`` is one of the package's own benchmarks (NLUE, the exams, neDIOM), which papers printed.
+
+    Every other registered task is declared by a user's task file: its results are shown in tables of
+    their own, never in a paper's tables or the NLUE score.
+    """
+    return task.benchmark in SHIPPED_BENCHMARKS
+
+
+def declared_tasks() -> tuple[TaskSpec, ...]:
+    """Every registered task that no shipped benchmark holds (a user's task files), in registry order."""
+    return tuple(task for task in _TASKS.values() if not is_shipped_task(task))
 
 
 def tasks_in_category(category: str) -> tuple[TaskSpec, ...]:

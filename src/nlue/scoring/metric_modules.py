@@ -1,6 +1,7 @@
 """What the evaluate modules under ``metrics/`` need from the package, kept in one place.
 
-* which task a config name means (a clear error for a wrong or missing one);
+* which task a config name means: a registered task, one of ``NLUE_TASK_FILES``, or a task file's
+  path (a clear error for a wrong or missing one);
 * the input features of each kind of task, so that the ``nlue`` module's ``gmet`` config
   and the ``gmet_combined`` module cannot drift apart, and the format in which evaluate
   hands them over (Python floats for scores: evaluate's NumPy format would be float32);
@@ -16,11 +17,15 @@ install, where ``metrics/`` sits beside ``src/``.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import datasets
 
 from nlue.errors import NlueError
+from nlue.registry.task_file.environment import task_files_from_environment
+from nlue.registry.task_file.load import load_task_file
+from nlue.registry.task_file.register import load_files
 from nlue.registry.tasks import TASKS, TaskSpec, get_kind, get_task
 
 METRIC_MODULES: tuple[str, ...] = ("nlue", "gmet_combined", "macro_f1", "r_squared")
@@ -35,14 +40,37 @@ BOOTSTRAP_ARGS_DOC = """\
     seed (`int`): seed of the resampling, so that an interval can be reproduced. Default 0."""
 
 
+def is_task_file_name(config_name: str) -> bool:
+    """Whether a config name is a path to a task file: task names hold neither a folder separator nor a dot."""
+    return config_name.lower().endswith((".yaml", ".yml")) or "/" in config_name or os.sep in config_name
+
+
 def task_for_config(config_name: str, module: str = "nlue") -> TaskSpec:
-    """The registry task a module config names, or a ValueError listing the valid configs."""
+    """The task a module config names, or an NlueError listing the valid configs.
+
+    A config name is a registered task's name (a shipped task, or one registered in this process); a task
+    declared in one of the files ``NLUE_TASK_FILES`` names; or the path of a task file (``my_task.yaml``),
+    read here. A task from a file is loaded, not registered: the module scores with it, nothing else changes.
+    """
     if config_name in ("default", None):
         raise NlueError(
-            f"the {module} metric needs a task as config name, e.g. evaluate.load({module!r}, 'qnli'); "
-            f"expected one of: {', '.join(TASKS)}"
+            f"the {module} metric needs a task as config name, e.g. evaluate.load({module!r}, 'qnli'), or a task "
+            f"file's path; expected one of: {', '.join(TASKS)}"
         )
-    return get_task(config_name)
+    if config_name in TASKS:
+        return TASKS[config_name]
+    if is_task_file_name(config_name):
+        path = Path(config_name).expanduser()
+        if not path.is_file():
+            raise NlueError(f"the {module} metric's config {config_name!r} looks like a task file, but no such file")
+        return load_task_file(path)
+    from_environment = task_files_from_environment()
+    if from_environment:
+        for loaded in load_files(from_environment):
+            for task in loaded.tasks:
+                if task.name == config_name:
+                    return task
+    return get_task(config_name)  # the error that lists every valid name
 
 
 def classification_config(config_name: str) -> str | None:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from nlue.errors import NlueError
-from nlue.registry.tasks import get_task
+from nlue.registry.tasks import TaskSpec, get_task
 from nlue.scoring.bootstrap import DEFAULT_CONFIDENCE_LEVEL, DEFAULT_SEED, scores_with_intervals
 from nlue.scoring.classification import classification_problem, observed_labels
 from nlue.scoring.gmet import category_accuracy
@@ -25,18 +25,20 @@ from nlue.scoring.significance import DEFAULT_TEST_RESAMPLES, PairedComparison, 
 
 
 def build_problem(
-    task: str, predictions: Any, references: Any, categories: Sequence[str] | None = None
+    task: str | TaskSpec, predictions: Any, references: Any, categories: Sequence[str] | None = None
 ) -> tuple[ScoringProblem, tuple[str, ...]]:
     """Validate inputs for ``task`` and return its scoring problem (plus category names, for GMET).
 
-    The task's kind decides how its inputs are read (:meth:`nlue.registry.kinds.TaskKind.scoring_problem`).
+    ``task`` is a registered task's name, or a task itself (one loaded from a task file and not registered,
+    as the ``nlue`` evaluate module does). The task's kind decides how its inputs are read
+    (:meth:`nlue.registry.kinds.TaskKind.scoring_problem`).
     """
-    spec = get_task(task)
+    spec = task if isinstance(task, TaskSpec) else get_task(task)
     return spec.kind.scoring_problem(spec, predictions, references, categories)
 
 
 def score_task(
-    task: str,
+    task: str | TaskSpec,
     predictions: Any,
     references: Any,
     *,
@@ -48,7 +50,7 @@ def score_task(
     """Every metric of a registry task, as the NLUE paper reports it.
 
     Args:
-        task: a name from :data:`nlue.registry.tasks.TASK_NAMES`.
+        task: a registered task's name (:data:`nlue.registry.tasks.TASKS`), or a task loaded from a task file.
         predictions: label ids (classification), scores (stsb) or predicted words (gmet).
         references: gold label ids, gold scores, or for gmet either each item's list of
             acceptable words or a 0/1 human judgment of each prediction.

@@ -1,4 +1,4 @@
-"""The leaderboard's chart, and what every bar chart of nlue shares: bars that show a zero, legends that fit.
+"""The leaderboard's chart, a declared task's chart, and what every bar chart of nlue shares: bars that show a zero, legends that fit.
 
 Built with matplotlib's object API (no pyplot state), so concurrent requests each draw
 their own figure safely. The report's figures (:mod:`nlue.evals.report_style` and the
@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from nlue.registry.tasks import TASK_NAMES, TASKS
+from nlue.registry.tasks import TASK_NAMES, TASKS, TaskSpec
 from nlue.space.columns import NLUE_SCORE, task_header
 from nlue.space.leaderboard import LeaderboardRow
+from nlue.space.task_board import RunScore
 from nlue.text.safe import plot_text
 
 MAX_CHART_MODELS = 6
@@ -130,4 +131,56 @@ def score_chart(rows: Sequence[LeaderboardRow]) -> Figure:
     axes.grid(axis="y", alpha=0.3)
     axes.spines[["top", "right"]].set_visible(False)
     figure_legend(figure, fontsize=8.5, max_columns=2)
+    return figure
+
+
+MAX_RUN_BARS = 16  # runs in one task's chart; more are in its table only
+
+
+def runs_chart(task: TaskSpec, scores: Sequence[RunScore]) -> Figure:
+    """One declared task's chart: a bar per run of its primary metric (percent) with the run's 95% interval.
+
+    Checked runs are solid, unverified ones (no predictions to recompute them from) hatched; a run
+    without an interval has no whisker. The axis spans the metric's range (0-100 for shares, down to
+    -100 for a correlation below 0).
+    """
+    from nlue.scoring.ranges import CORRELATION, SHARE, metric_range
+
+    shown = list(scores)[:MAX_RUN_BARS]
+    figure = Figure(figsize=(max(7.0, 0.9 * len(shown) + 3.0), 4.2), dpi=100, layout="constrained")
+    axes = figure.add_subplot()
+    if not shown:
+        axes.text(0.5, 0.5, f"No run of {plot_text(task.name)} yet", ha="center", va="center", fontsize=12)
+        axes.set_axis_off()
+        return figure
+    positions = list(range(len(shown)))
+    for position, score in zip(positions, shown, strict=True):
+        colour = _PALETTE[1] if not score.unverified else "#93c5fd"
+        value = 100 * score.score
+        draw_bars(axes, [position], [value], 0.6, colour, visible=0.5, hatch="//" if score.unverified else None,
+                  edgecolor="#1e3a8a" if score.unverified else None)  # fmt: skip
+        top = value
+        if score.interval is not None:
+            low, high = 100 * score.interval[0], 100 * score.interval[1]
+            axes.errorbar([position], [value], yerr=[[max(0.0, value - low)], [max(0.0, high - value)]],
+                          fmt="none", ecolor="#111827", elinewidth=1.2, capsize=6, zorder=5)  # fmt: skip
+            top = max(value, high)
+        axes.annotate(f"{value:.1f}", (position, max(top, 0.0)), xytext=(0, 3), textcoords="offset points",
+                      ha="center", va="bottom", fontsize=8, color="#111827")  # fmt: skip
+    labels = [wrap_label(plot_text(s.run + (" (sample data)" if s.sample else "")), 18) for s in shown]
+    axes.set_xticks(positions, labels, fontsize=8)
+    axes.set_xlim(-0.6, len(shown) - 0.4)
+    lowest = min([100 * s.score for s in shown] + [100 * s.interval[0] for s in shown if s.interval])
+    span = metric_range(task.primary_metric)
+    if span == SHARE:
+        axes.set_ylim(0, 100)
+    elif span == CORRELATION:
+        axes.set_ylim(-100 if lowest < 0 else 0, 100)
+    if lowest < 0:
+        axes.axhline(0, color="#374151", linewidth=0.8)
+    axes.set_ylabel(f"{plot_text(task.primary_metric)} (%)")
+    axes.set_title(f"{plot_text(task.name)}: {plot_text(task.primary_metric)} per run (%)\nthe task file's primary "
+                   "metric · whiskers: 95% intervals · hatched: unverified", fontsize=9, loc="left")  # fmt: skip
+    axes.grid(axis="y", alpha=0.3)
+    axes.spines[["top", "right"]].set_visible(False)
     return figure

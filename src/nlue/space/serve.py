@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from nlue.cli_lists import add_name_list
 from nlue.cli_support import (
     add_logging_options,
     run_with_parser,
@@ -94,8 +95,23 @@ def add_space_arguments(parser: argparse.ArgumentParser) -> None:
         f"folder when several (default: $NLUE_SPACE_RESULTS, else $NLUE_RESULTS_DIR, else {DEFAULT_RESULTS}: "
         "where every command writes its results)",
     )
+    add_name_list(
+        parser,
+        "--dataset",
+        what="dataset",
+        help="datasets for the data browser, Hub ids or folders, each config read from the first that has it "
+        "(`sample`: the embedded sample; default: $NLUE_SPACE_DATASET or the sample)",
+    )
     parser.add_argument(
-        "--dataset", help="dataset for the data browser, Hub id or folder (default: $NLUE_SPACE_DATASET or the sample)"
+        "--task-file",
+        dest="task_files",
+        type=Path,
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="FILE",
+        help="task files (or folders of them, or benchmark files) of your own tasks, shown beside the shipped "
+        "ones: Try a model, Browse data, the leaderboard (also: $NLUE_TASK_FILES, separated by ':')",
     )
     parser.add_argument(
         "--host", help=f"address to listen on (default: $GRADIO_SERVER_NAME or {DEFAULT_HOST}; 0.0.0.0 for all)"
@@ -110,8 +126,11 @@ def run_space_command(args: argparse.Namespace) -> int:
     for folder in args.results or ():
         if folder.is_file():
             raise NlueError(f"--results-dir {folder} is a file; give the folder of <model>/<task>.json files")
-    settings = SpaceSettings.from_env(models=args.models, results_dir=args.results, dataset=args.dataset)
-    launch(settings, host=args.host, port=args.port, block=True)
+    from nlue.registry.task_file.environment import active_task_files
+
+    with active_task_files(getattr(args, "task_files", None) or ()):  # registered for the Space's whole life
+        settings = SpaceSettings.from_env(models=args.models, results_dir=args.results, dataset=args.dataset)
+        launch(settings, host=args.host, port=args.port, block=True)
     return 0
 
 

@@ -73,6 +73,7 @@ class FieldForm:
     visible: bool
     label: str = ""
     info: str = ""
+    rtl: bool = False  # the task's language is written right to left (Urdu, Arabic, ...)
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class SpaceService:
         self.settings = settings
         self.catalog = catalog if catalog is not None else load_catalog(settings.models)
         self.cache = ModelCache(self._load, max_models=settings.max_cached_models)
-        self.data = DataBrowser(settings.dataset)
+        self.data = DataBrowser(settings.datasets)
         self._board_lock = threading.Lock()
         self.results = ResultsSource(settings.results_repo, settings.results_dir, fetch, refresh_minutes())
         self.results.update()  # a Hub results repo is mirrored before the first read
@@ -149,7 +150,8 @@ class SpaceService:
 
     def task_form(self, task_name: str) -> TaskForm:
         task = get_task(task_name)
-        fields = [FieldForm(True, field_label(field), field_hint(task, field)) for field in task.input_fields]
+        rtl = text.is_right_to_left_task(task)
+        fields = [FieldForm(True, field_label(field), field_hint(task, field), rtl) for field in task.input_fields]
         fields += [FieldForm(False)] * (max_fields() - len(fields))
         models = tuple(self.catalog.classifiers_for(task.name))
         summary = text.task_summary(task, self.settings.max_chars)
@@ -287,7 +289,13 @@ class SpaceService:
     def data_page(self, config: str, split: str, page: int, page_size: int) -> tuple[pd.DataFrame, int, str]:
         frame, page, pages = self.data.page(config, split, page, page_size)
         total = self.data.split(config, split).num_rows
-        return frame, page, f"{config} / {split}: page {page} of {pages} · {total:,} rows"
+        language = text.languages_text(get_task(config))
+        sample = " · ⚠ sample data" if self.data.is_sample_config(config) else ""
+        return (
+            frame,
+            page,
+            f"{config} / {split}: page {page} of {pages} · {total:,} rows · language: {language}{sample}",
+        )
 
     def data_random(self, config: str, split: str, count: int) -> tuple[pd.DataFrame, str]:
         frame = self.data.random(config, split, count)

@@ -13,7 +13,10 @@ configured from its Settings page without editing code:
                             several separated by ``:`` (``os.pathsep``); or ``<org>/<repo>``,
                             alone: a Hub dataset repo of results, mirrored at start and
                             refreshed (``NLUE_SPACE_RESULTS_REFRESH_MINUTES``, default 30)
-``NLUE_SPACE_DATASET``      dataset for the data browser: Hub id or folder (default: sample)
+``NLUE_SPACE_DATASET``      dataset for the data browser: Hub id or folder (default: sample);
+                            several separated by ``:`` (NLUE's build and your task's, say:
+                            each config is read from the first that has it; ``sample``
+                            names the embedded sample)
 ``NLUE_SPACE_MAX_CHARS``    longest text accepted in one input field (default: 1000)
 ``NLUE_SPACE_CONCURRENCY``  GMET model calls served at once, across all visitors (default: 2)
 ``NLUE_SPACE_MAX_BATCH``    most "Try a model" requests run in one forward pass (default: 8 on
@@ -107,6 +110,7 @@ class SpaceSettings:
     results_repo: str | None = None  # a Hub dataset repo of results (nlue.space.results_source)
     more_results: tuple[Path, ...] = ()  # further local results or sweep folders, shown beside results_dir
     dataset: str | None = None  # None: the embedded sample data
+    more_datasets: tuple[str, ...] = ()  # further datasets for the browser (a user's task's build), after dataset
     max_chars: int = 1000
     max_top_k: int = 20
     # The limits' defaults are a 2-core CPU machine's; from_env sizes them for the machine it runs on.
@@ -129,7 +133,7 @@ class SpaceSettings:
         cls,
         models: str | Path | None = None,
         results_dir: str | Path | Sequence[str | Path] | None = None,
-        dataset: str | None = None,
+        dataset: str | Sequence[str] | None = None,
         default_models: str | Path = DEFAULT_MODELS,
         default_results: str | Path | None = None,
         machine: Machine | None = None,
@@ -151,12 +155,14 @@ class SpaceSettings:
             raise NlueError(f"results: the Hub results repo {repos[0]} is read alone; give it without other folders "
                             f"(got {', '.join(values)})")  # fmt: skip
         repo = repos[0] if repos else None
+        datasets = _results_values(dataset) or _results_values(env.get(ENV_DATASET))  # the same list rule
         return cls(
             models=Path(models or env.get(ENV_MODELS) or default_models),
             results_dir=mirror_folder(repo) if repo else Path(values[0]),
             results_repo=repo,
             more_results=tuple(Path(v) for v in values[1:]),
-            dataset=dataset or env.get(ENV_DATASET) or None,
+            dataset=datasets[0] if datasets and datasets[0] != "sample" else None,
+            more_datasets=tuple(datasets[1:]),
             max_chars=_int_env(ENV_MAX_CHARS, cls.max_chars),
             model_concurrency=_int_env(ENV_CONCURRENCY, machine.model_concurrency()),
             max_batch_size=batch,
@@ -170,13 +176,18 @@ class SpaceSettings:
         return resolve_folders([self.results_dir, *self.more_results], missing_ok=True)
 
     @property
+    def datasets(self) -> tuple[str | None, ...]:
+        """The data browser's datasets, in order (None: the embedded sample)."""
+        return (self.dataset, *self.more_datasets)
+
+    @property
     def predict_concurrency(self) -> int:
         """Requests of the "Try a model" tab let into the handler at once (:func:`prediction_pool`)."""
         return prediction_pool(self.max_batch_size)
 
 
 def _results_values(value: str | Path | Sequence[str | Path] | None) -> list[str]:
-    """The results folders (or repo) one option or variable names: a list, or a ``:``-separated text."""
+    """The results folders (or repo), or datasets, one option or variable names: a list, or a ``:``-separated text."""
     if value is None or value == "":
         return []
     if isinstance(value, str):

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from nlue.registry.benchmarks import is_shipped_task
 from nlue.registry.tasks import TASKS
 
 SAMPLE_DATA_LABEL = "⚠ sample data"
@@ -45,9 +46,13 @@ class TableBoard:
 
 
 def is_task_of_kind(task_name: str, kind_type: type) -> bool:
-    """Whether ``task_name`` is a registered task whose kind is a ``kind_type``."""
+    """Whether ``task_name`` is a shipped task (a paper's benchmark) whose kind is a ``kind_type``.
+
+    A user's task of that kind (declared in a task file) is on its own board (:mod:`nlue.space.task_board`),
+    never in a paper's table.
+    """
     task = TASKS.get(task_name)
-    return task is not None and isinstance(task.kind, kind_type)
+    return task is not None and is_shipped_task(task) and isinstance(task.kind, kind_type)
 
 
 def data_label(dataset: Mapping[str, Any]) -> str:

@@ -5,12 +5,17 @@ Anything that names tasks, metrics or models is built from the registry, not typ
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
+from nlue.registry.benchmarks import declared_tasks, is_shipped_task
 from nlue.registry.paper import PAPER_CITATION
 from nlue.registry.paper_checks import PaperFlag
 from nlue.registry.tasks import MASK_PLACEHOLDER, NLUE_SCORE_NOTE, TASK_NAMES, TASKS, TaskSpec
 from nlue.registry.views import readme_tasks_table
 from nlue.space import columns as cols
 from nlue.space.columns import primary_metric_name, task_header
+from nlue.text.direction import is_right_to_left
+from nlue.text.safe import markdown_text
 
 TITLE = "NLUE · Nepali Language Understanding Evaluation"
 PAGE_TITLE = "NLUE Space"
@@ -27,7 +32,8 @@ SAMPLE_DATA_NOTICE = (
 )
 
 TRY_INTRO = (
-    "Pick a task, type Nepali text into its fields, pick a model, and press **Predict**. "
+    "Pick a task, type text in the task's language (Nepali, for NLUE's) into its fields, pick a model, and press "
+    "**Predict**. "
     "Only models whose classifier labels match the task (in the registry's order) are offered."
 )
 GMET_INTRO = (
@@ -60,10 +66,56 @@ def task_choice(task: TaskSpec) -> tuple[str, str]:
     return f"{task_header(task)} · {task.title}", task.name
 
 
+def languages_text(task: TaskSpec) -> str:
+    """The task's languages as the pages show them: ``ur (right to left)``, ``ne``, ``ne, en``."""
+    return ", ".join(f"{code} (right to left)" if is_right_to_left(code) else code for code in task.languages)
+
+
+def is_right_to_left_task(task: TaskSpec) -> bool:
+    """Whether the task's main language (its first) is written right to left: its text boxes turn that way."""
+    return bool(task.languages) and is_right_to_left(task.languages[0])
+
+
+def task_text(task: TaskSpec, text: str) -> str:
+    """A task's own words for a Markdown component: ours as written; a task file's (a user's) as literal text."""
+    return text if is_shipped_task(task) else markdown_text(text)
+
+
 def task_summary(task: TaskSpec, max_chars: int) -> str:
-    """The text under the task dropdown: what the task asks and what the model returns."""
+    """The text under the task dropdown: what the task asks, in which language, and what the model returns."""
     out = task.kind.describe_output(task)
-    return f"**{task.title}** ({task.category}). {task.description} The model returns {out}. Up to {max_chars:,} characters per field."
+    origin = "" if is_shipped_task(task) else " From a task file (no paper)."
+    return (
+        f"**{task_text(task, task.title)}** ({task_text(task, task.category)}). {task_text(task, task.description)} "
+        f"Language: {languages_text(task)}.{origin} The model returns {out}. Up to {max_chars:,} characters per field."
+    )
+
+
+def sample_notice(configs: Sequence[str], is_sample: Callable[[str], bool]) -> str:
+    """The data tab's notice: which of its configs are the embedded sample data (all, some or none)."""
+    sample = [name for name in configs if is_sample(name)]
+    if not sample:
+        return ""
+    if len(sample) == len(configs):
+        return "\n\n" + SAMPLE_DATA_NOTICE
+    own = ", ".join(markdown_text(name) for name in configs if name not in sample)
+    return (
+        f"\n\nℹ️ The shipped tasks' configs here are the **embedded sample data**: a few dozen items per task, "
+        f"written by the nlue developers to try the tools, not the NLUE benchmark. {own}: from the dataset(s) this "
+        "Space was given."
+    )
+
+
+def declared_intro() -> str:
+    """A line for the page's introduction naming the tasks from task files (empty when there are none)."""
+    tasks = declared_tasks()
+    if not tasks:
+        return ""
+    named = ", ".join(f"{markdown_text(t.title)} ({languages_text(t)})" for t in tasks)
+    return (
+        f"\n\nAlso here, from task files (no paper printed them): {named}. Their runs are below NLUE's on the "
+        "*Leaderboard* tab, under *Your tasks*."
+    )
 
 
 def leaderboard_legend() -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 import gradio as gr
 
+from nlue.registry.benchmarks import declared_tasks
 from nlue.registry.tasks import TASKS
 from nlue.space import columns as cols
 from nlue.space import http_api, text
@@ -25,6 +26,7 @@ from nlue.space.batching import let_idle_cores_sleep
 from nlue.space.boards import exam_board_of, nediom_board_of
 from nlue.space.charts import MAX_CHART_MODELS
 from nlue.space.data import MAX_PAGE_SIZE
+from nlue.space.declared_section import build_declared_boards
 from nlue.space.exam_board import LEGEND as EXAM_LEGEND
 from nlue.space.handler_errors import api_errors, visitor_errors
 from nlue.space.inference import TRY_TASKS
@@ -34,6 +36,7 @@ from nlue.space.nediom_board import LEGEND as NEDIOM_LEGEND
 from nlue.space.score_checks import skipped_markdown
 from nlue.space.service import SpaceService
 from nlue.space.settings import SpaceSettings
+from nlue.space.task_board import DeclaredBoards, declared_boards
 
 QUEUE_STATUS_SECONDS = 1.0
 # Gradio keeps a record of its last 10,000 events and, after every event, rebuilds a monitoring summary
@@ -98,6 +101,7 @@ def _try_tab(service: SpaceService, settings: SpaceSettings) -> None:
                     label=box.label or f"Field {index + 1}",
                     info=box.info or None,
                     visible=box.visible,
+                    rtl=box.rtl,
                     lines=2,
                     elem_id=f"try-field-{index}",
                 )
@@ -122,7 +126,7 @@ def _try_tab(service: SpaceService, settings: SpaceSettings) -> None:
         models = list(chosen.models)
         return [
             *(
-                gr.update(visible=box.visible, label=box.label or "unused", info=box.info, value="")
+                gr.update(visible=box.visible, label=box.label or "unused", info=box.info, value="", rtl=box.rtl)
                 for box in chosen.fields
             ),
             gr.update(choices=models, value=models[0] if models else None),
@@ -195,12 +199,17 @@ def _gmet_tab(service: SpaceService, settings: SpaceSettings) -> None:
 
 
 def _data_tab(service: SpaceService, settings: SpaceSettings, demo: gr.Blocks) -> None:
-    gr.Markdown(text.DATA_INTRO + ("\n\n" + text.SAMPLE_DATA_NOTICE if service.data.is_sample else ""))
     offered = service.data.configs() or tuple(TASKS)  # the configs the data has; with none, each refusal says so
+    gr.Markdown(text.DATA_INTRO + text.sample_notice(offered, service.data.is_sample_config))
     first = offered[0]
     with gr.Row():
         config = gr.Dropdown(
-            [text.task_choice(TASKS[name]) for name in offered], value=first, label="Config", filterable=False, scale=3
+            [text.task_choice(TASKS[name]) for name in offered],
+            value=first,
+            label="Config",
+            filterable=False,
+            scale=3,
+            elem_id="data-config",
         )
         split = gr.Dropdown(service.splits(first), value="train", label="Split", filterable=False, scale=1)
         page = gr.Number(value=1, precision=0, minimum=1, label="Page", scale=1)
@@ -236,7 +245,7 @@ def _data_tab(service: SpaceService, settings: SpaceSettings, demo: gr.Blocks) -
     _on(draw.click, service.data_random, [config, split, page_size], [table, status], concurrency_limit=limit)
 
 
-def _leaderboard_tab(service: SpaceService) -> None:
+def _leaderboard_tab(service: SpaceService, declared: DeclaredBoards | None) -> None:
     gr.Markdown(text.leaderboard_legend())
     kinds_found = service.board.kinds
     with gr.Row(equal_height=True):
@@ -304,6 +313,8 @@ def _leaderboard_tab(service: SpaceService) -> None:
 
     _on(refresh.click, on_refresh, controls, [table, status, kinds, chart_models], api_name="leaderboard")
     _on(chart_models.change, service.chart, chart_models, chart)
+    if declared is not None:  # tasks from task files: boards of their own below NLUE's, never in its table or score
+        build_declared_boards(declared)
 
 
 def _board_tab(legend: str, board: Any, elem_id: str) -> None:
@@ -327,9 +338,15 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
     network call is for the config names of a dataset given as a Hub id (none for the embedded sample)."""
     let_idle_cores_sleep()  # before warm_up, which imports torch
     service = service or SpaceService(settings)
+    # Whatever reads files is read before the warm-up imports transformers and torch in its thread: the datasets'
+    # cards (datasets imports parts of transformers lazily) and the boards, whose rescoring imports scipy; an
+    # import in each thread at once can meet a half-imported module ("partially initialized module 'torch'").
+    service.data.configs()
+    exams, idioms = exam_board_of(settings.results_folders), nediom_board_of(settings.results_folders)
+    declared = declared_boards(settings.results_folders) if declared_tasks() else None
     service.warm_up()
     with gr.Blocks(title=text.PAGE_TITLE, analytics_enabled=False, fill_width=True) as demo:
-        gr.Markdown(text.INTRO, elem_id="nlue-intro")
+        gr.Markdown(text.INTRO + text.declared_intro(), elem_id="nlue-intro")
         with gr.Tabs():
             with gr.Tab("Try a model", id="try"):
                 _try_tab(service, settings)
@@ -339,11 +356,11 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
             with gr.Tab("Browse data", id="data"):
                 _data_tab(service, settings, demo)
             with gr.Tab("🏆 Leaderboard", id="leaderboard"):
-                _leaderboard_tab(service)
+                _leaderboard_tab(service, declared)
             with gr.Tab("📝 Exams (LLMs)", id="exams"):
-                _board_tab(EXAM_LEGEND, exam_board_of(settings.results_folders), "exam-table")
+                _board_tab(EXAM_LEGEND, exams, "exam-table")
             with gr.Tab("🪶 Idioms (neDIOM)", id="nediom"):
-                _board_tab(NEDIOM_LEGEND, nediom_board_of(settings.results_folders), "nediom-table")
+                _board_tab(NEDIOM_LEGEND, idioms, "nediom-table")
             with gr.Tab("About", id="about"):
                 gr.Markdown(text.ABOUT)
     for name, value in GRADIO_ANALYTICS.items():  # read when the queue is made; an operator's own values win

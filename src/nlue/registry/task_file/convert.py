@@ -11,6 +11,8 @@ explicitly, so that no default meant for NLUE's Python declarations (its citatio
 * sizes 0 (unknown), no class balance, domains, sources or paper figures;
 * a prompt's generation lines: none stored, so that :meth:`TaskSpec.answer_line` and
   :meth:`TaskSpec.number_line` give the defaults of :mod:`nlue.registry.label_prompts`.
+* for a user's file (not one shipped with the package), a primary-metric note that says the task file chose
+  the primary (or left the kind's), never the shipped kinds' notes about a paper the user's task does not have.
 """
 
 from __future__ import annotations
@@ -95,11 +97,18 @@ def _data(doc: dict[str, Any], folder: Path) -> MappingProxyType:
     return MappingProxyType(out)
 
 
+def declared_primary_note(doc: dict[str, Any], primary: str) -> str:
+    """Where a user's task's primary metric comes from: its task file (no paper chose it)."""
+    if "primary_metric" in doc:
+        return f"{primary}, as the task file declares (an nlue task file, not a paper's choice)"
+    return f"{primary}, the {doc['kind']} kind's default, which the task file keeps (not a paper's choice)"
+
+
 def task_from_declaration(
-    doc: dict[str, Any], path: Path, benchmark: str | None = None, citation: str | None = None
+    doc: dict[str, Any], path: Path, benchmark: str | None = None, citation: str | None = None, shipped: bool = False
 ) -> TaskSpec:
     """The task ``doc`` declares (checked content), loaded from ``path``; ``benchmark`` and ``citation``
-    come from a benchmark file's header."""
+    come from a benchmark file's header; ``shipped``: one of the package's own files."""
     kind = get_kind(doc["kind"])
     labels = tuple(effective_labels(doc, kind))
     class_balance = _mp(doc.get("class_balance"))
@@ -138,8 +147,9 @@ def task_from_declaration(
         "profile": doc.get("profile", default_profile(languages)),
         "license": doc.get("license"),
         "data": _data(doc, path.parent),
-        "primary_metric_note": doc.get("primary_metric_note", ""),
-        "primary_from_paper": doc.get("primary_metric_from_paper"),
+        "primary_metric_note": doc.get("primary_metric_note")
+        or ("" if shipped else declared_primary_note(doc, doc.get("primary_metric", kind.primary_metric))),
+        "primary_from_paper": doc.get("primary_metric_from_paper", None if shipped else False),
         "task_file": str(path),
     }
     if doc.get("paper_figures") == "nlue":

@@ -26,6 +26,15 @@ from nlue.registry.task_file.schema import schema_problems
 
 SHIPPED_DIR = Path(__file__).resolve().parents[1] / "shipped_tasks"
 SHIPPED_BENCHMARKS = ("nlue", "mcq", "nediom")  # SHIPPED_DIR/<name>/benchmark.yaml, in registry order
+
+
+def is_shipped(path: Path, doc: dict[str, Any], benchmark: str | None) -> bool:
+    """Whether a declaration is one of the package's own tasks (its notes may speak of the papers): a file in
+    the package, or a copy of one (a built dataset carries it), which declares one of the shipped benchmarks;
+    a user's task cannot join those (their names are taken), so no user's task passes for one."""
+    return Path(path).resolve().is_relative_to(SHIPPED_DIR) or (doc.get("benchmark") or benchmark) in SHIPPED_BENCHMARKS
+
+
 SUFFIXES = (".yaml", ".yml")
 
 
@@ -90,7 +99,7 @@ def load_with_problems(path: Path, seen: tuple[Path, ...] = ()) -> tuple[list[Pr
         return _in_file_order(problems), None
     name = header["name"] if header else None
     citation = header.get("citation") if header else None
-    tasks = [task_from_declaration(doc, path, name, citation) for _, doc in declarations]
+    tasks = [task_from_declaration(doc, path, name, citation, is_shipped(path, doc, name)) for _, doc in declarations]
     if header:  # listed files take the header's benchmark and citation, unless they give their own
         tasks = _in_order(read, tasks, [_rebased(task, name, citation) for task in included])
     names = [task.name for task in tasks]
