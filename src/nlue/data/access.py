@@ -60,6 +60,11 @@ def resolve_dataset(dataset: str | None, task: TaskSpec | None = None) -> str:
     """The path or Hub id to hand to ``load_dataset``: ``dataset``, or for None the sample repo of
     ``task``'s benchmark (NLUE's when no task is named)."""
     if dataset in (None, "", "sample"):
+        if task is not None and not (sample_data_dir() / task.name).is_dir():
+            raise NlueError(
+                f"task {task.name!r} has no embedded sample data (nlue ships samples of its own tasks only); give "
+                f"--dataset: the folder `nlue build --task-file FILE` wrote, or the dataset's Hub id"
+            )
         return str(sample_repo(task.benchmark if task is not None else "nlue"))
     return str(dataset)
 
