@@ -5,8 +5,8 @@ gives no log-likelihoods (a chat API, ``transformers serve``) runs every benchma
 neither paper generates labels.
 
 **Prompt.** The log-likelihood prompt of the task (instruction, fields, answer cue), with one line
-added just before the cue that lists the label words allowed, in the prompt's language
-(:data:`nlue.registry.label_prompts.ANSWER_LINES`). Chat models get it as one user message;
+added just before the cue that lists the label words allowed, in the prompt's language (the task
+file's ``answer_line``, else :data:`nlue.registry.label_prompts.ANSWER_LINES`). Chat models get it as one user message;
 base models get it as plain text, continue after the cue, and stop at the end of the line. The
 gold label never enters a prompt.
 
@@ -37,7 +37,7 @@ import numpy as np
 from nlue.errors import NlueError, ServiceError
 from nlue.evals.mcq.parse import strip_thinking
 from nlue.lm.base import ChatMessage, Generation, GenerationRequest
-from nlue.registry.label_prompts import ANSWER_LINES
+from nlue.registry.label_prompts import ANSWER_LINES, AnswerLine
 
 DEFAULT_LABEL_TOKENS = 48  # a label word, even at three tokens per Devanagari letter; --max-new-tokens for more
 PLAIN_STOP = ("\n",)  # a base model writes the word on the cue's line; the next line starts another item
@@ -58,12 +58,16 @@ FINAL_MARK = re.compile(r"[.।!]\s*$")
 _WORD = re.compile(r"[^\s.,;:!?।॥\"'“”‘’()\[\]{}*_`#>|/\\=+~-]+")
 
 
-def with_answer_line(prompt: str, words: Sequence[str], language: str) -> str:
-    """``prompt`` (ending with its answer cue) with the line that lists the allowed words put before the cue."""
-    if language not in ANSWER_LINES:
+def with_answer_line(prompt: str, words: Sequence[str], language: str, answer_line: AnswerLine | None = None) -> str:
+    """``prompt`` (ending with its answer cue) with the line that lists the allowed words put before the cue.
+
+    ``answer_line``: the task's own (a task file's ``answer_line``, :meth:`~nlue.registry.spec.TaskSpec.answer_line`);
+    None: the package's line for ``language``.
+    """
+    if answer_line is None and language not in ANSWER_LINES:
         raise NlueError(f"no answer line for prompt language {language!r}; expected one of {', '.join(ANSWER_LINES)}")
     body, _, cue = prompt.rpartition("\n")
-    line = ANSWER_LINES[language].render(list(words))
+    line = (answer_line or ANSWER_LINES[language]).render(list(words))
     return f"{body}\n{line}\n{cue}" if body else f"{line}\n{cue}"
 
 

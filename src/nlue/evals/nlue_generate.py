@@ -112,7 +112,9 @@ def run_nlue_generation(
         prefix = demonstrations(task, pool, language, shots, seed)
         items = list(test)
         prompts = [
-            gen.with_answer_line(prefix + render_prompt(task, item, language), words, language)
+            gen.with_answer_line(
+                prefix + render_prompt(task, item, language), words, language, task.answer_line(language)
+            )
             if task.kind.has_classes
             else num.with_number_line(prefix + render_prompt(task, item, language), task.score_range, language)
             for item in items
