@@ -103,7 +103,8 @@ def activated_task_files(
     """Register ``task_files``, those of ``NLUE_TASK_FILES`` and those ``datasets`` carry while the block runs.
 
     Yields every task registered this way (the registry's specs). ``names``: the task names the caller
-    will ask for, whose carried files a Hub dataset is asked for. All or nothing: a problem in any file
+    will ask for, whose carried files a Hub dataset is asked for (none given: every file it lists, when
+    the Hub answers). All or nothing: a problem in any file
     of ``task_files`` or the environment is a TaskFileError listing every one, before anything is
     registered; a dataset's carried file with a problem names the dataset.
     """
@@ -117,7 +118,9 @@ def activated_task_files(
             tasks += stack.enter_context(registered_task_files(given))
         from nlue.registry.benchmarks import TASKS
 
-        wanted = [name for name in names if name not in TASKS and name != ALL]
+        asked = list(names)
+        # A Hub dataset is asked for the files of the unknown names given, or (no name given) for all it lists.
+        wanted = [name for name in asked if name not in TASKS and name != ALL] if asked else None
         carried = [path for dataset in dict.fromkeys(datasets) for path in carried_task_files(dataset, wanted)]
         if carried:
             tasks += stack.enter_context(registered_task_files(carried, keep_known=True))

@@ -114,8 +114,9 @@ def is_hub_id(dataset: str) -> bool:
     return HUB_ID.fullmatch(dataset) is not None and not Path(dataset).exists()
 
 
-def carried_task_files(dataset: str | None, wanted: Iterable[str] = ()) -> list[Path]:
-    """The task files ``dataset`` carries: all of a local folder's; of a Hub id, those of the ``wanted`` names.
+def carried_task_files(dataset: str | None, wanted: Iterable[str] | None = None) -> list[Path]:
+    """The task files ``dataset`` carries: all of a local folder's; of a Hub id, those of the ``wanted`` names
+    (None: every one the repo lists, when the Hub can be asked; a Space reading a dataset names no task).
 
     A Hub file that cannot be fetched (offline, unreachable) is a warning that says how to name the task
     file instead; a Hub dataset without such a file (or no such dataset) gives none. Either way the
@@ -128,7 +129,22 @@ def carried_task_files(dataset: str | None, wanted: Iterable[str] = ()) -> list[
         return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
     if not is_hub_id(dataset):
         return []
-    return [path for name in dict.fromkeys(wanted) if (path := _fetch(dataset, name)) is not None]
+    names = _listed(dataset) if wanted is None else list(dict.fromkeys(wanted))
+    return [path for name in names if (path := _fetch(dataset, name)) is not None]
+
+
+def _listed(dataset: str) -> list[str]:
+    """The task names of the files under ``tasks/`` of the Hub dataset ``dataset``; none when the Hub cannot say."""
+    from huggingface_hub import HfApi
+
+    try:
+        files = HfApi().list_repo_files(dataset, repo_type="dataset")
+    except (OSError, ValueError) as exc:  # offline, unreachable, no such repo: the command says what is unknown
+        logger.debug("cannot list the task files of %s (%s)", dataset, type(exc).__name__)
+        return []
+    folder = f"{CARRIED_FOLDER}/"
+    return [f[len(folder) : -len(".yaml")] for f in files if f.startswith(folder) and f.endswith(".yaml")
+            and "/" not in f[len(folder) :] and not f[len(folder) :].startswith(BENCHMARK_PREFIX)]  # fmt: skip
 
 
 def _fetch(dataset: str, name: str) -> Path | None:
