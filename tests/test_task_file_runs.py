@@ -172,6 +172,10 @@ def test_a_sweep_roster_names_a_task_file(tasks: dict[str, Any], tiny_lms, tmp_p
     assert f"--task-file {tasks['files']['ur_sentiment']}" in urdu and f"--dataset {builds['ur_sentiment']}" in urdu
     topic = next(line for line in commands if "--tasks ne_topic" in line)
     assert "--task-file" not in topic and f"--dataset {builds['ne_topic']}" in topic  # the dataset carries it
+    bare = tmp_path / "bare.yaml"  # the task file given to the sweep's command line instead of the roster
+    bare.write_text(yaml.safe_dump({**roster, "task_files": []}, allow_unicode=True), encoding="utf-8")
+    assert main(["sweep", str(bare), "--dry-run", "--task-file", str(tasks["files"]["ur_sentiment"])]) == 0
+    assert f"--tasks ur_sentiment --task-file {tasks['files']['ur_sentiment']}" in capsys.readouterr().out
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), str(SRC.parent),
                                                                          os.environ.get("PYTHONPATH")]))}  # fmt: skip
     process = subprocess.run([sys.executable, "-m", "nlue.cli", "sweep", str(path), "-q"], cwd=tmp_path, env=env,

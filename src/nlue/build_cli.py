@@ -49,9 +49,10 @@ def add_build(sub: argparse._SubParsersAction) -> None:
     )
     out = p.add_argument_group("output")
     out.add_argument("--out", type=Path, required=True, help="folder that receives <name>/ and its report")
-    out.add_argument("--name", help="repo folder name (default: nlue; with --task-file, the tasks' benchmark)")
+    out.add_argument("--name", help="repo folder name (default: nlue; for tasks of your own, their benchmark's name)")
     out.add_argument("--repo-id", help="Hub id shown in the card's examples (default: the folder name)")
-    out.add_argument("--license", help="license id for the card (default: apache-2.0 for the sample, else other)")
+    out.add_argument("--license", help="license id for the card (default: apache-2.0 for the sample; for tasks of "
+                     "your own, the one their task files declare; else other)")  # fmt: skip
     out.add_argument("--seed", type=int, default=42, help="seed for carving validation from train (default: 42)")
     out.add_argument(
         "--validation-fraction", type=float, default=0.1, help="share of train held out when a source has no validation"
@@ -135,18 +136,22 @@ def _build_declared(args: argparse.Namespace, split_files: dict[str, list[Path]]
                         "one benchmark's dataset repo: build each separately (--configs), or declare one benchmark "
                         "file that lists them")  # fmt: skip
     found = discover_sources(args.source) if args.source else {}
-    licences = {task.license for task in tasks}
-    declared_licence = licences.pop() if len(licences) == 1 else None
     with declared_sources(tasks, found) as sources:
-        return _build(args, sources, False, name=benchmarks[0], license=declared_licence)
+        return _build(args, sources, False)
 
 
-def _build(args: argparse.Namespace, sources: list, is_sample: bool, name: str = "nlue",
-           license: str | None = None) -> int:  # fmt: skip
+def _build(args: argparse.Namespace, sources: list, is_sample: bool) -> int:
     from nlue.data.build import build_repo
     from nlue.data.report import BuildOptions
     from nlue.data.summary import build_summary
+    from nlue.registry.task_file.load import is_user_task
 
+    # A user's benchmark (tasks of task files) is named after itself and takes the licence its files declare.
+    tasks = [source.task for source in sources]
+    users = bool(tasks) and all(is_user_task(task) for task in tasks)
+    licences = {task.license for task in tasks}
+    name = tasks[0].benchmark if users else "nlue"
+    license = licences.pop() if users and len(licences) == 1 else None
     options = BuildOptions(
         name=args.name or name,
         seed=args.seed,

@@ -46,6 +46,7 @@ from nlue.evals.roster import DATASET_KEYS, Roster, load_roster, roster_sources
 from nlue.evals.roster_runs import COMMANDS
 from nlue.evals.sweep_cells import START_METHODS
 from nlue.evals.sweep_grid import Cell, Cost, build_grid, cost_total, sizes_note
+from nlue.registry.task_file.cli import add_task_file_option
 from nlue.text_table import text_table
 
 DEFAULT_TINY_MODELS = Path("build") / "tiny-models"
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"a benchmark's dataset, replacing the roster's ({', '.join(DATASET_KEYS)}, or a "
                         "benchmark of the roster's task_files; repeatable)")  # fmt: skip
     add_name_list(parser, "--models", what="model", metavar="NAME", help="only these models of the roster")
+    add_task_file_option(parser)  # beside the roster's task_files: each cell that runs one of their tasks names them
     parser.add_argument("--limit", type=int, help="every run on the first N items only (a quick look, not a score)")
     parser.add_argument("--stop-on-failure", action="store_true", help="stop at the first failed cell")
     parser.add_argument("--start", choices=START_METHODS, help="how a cell's process starts: fork (Linux default: "
@@ -212,6 +214,8 @@ def _run_roster(args: argparse.Namespace, path: Path, datasets: dict[str, str], 
     from nlue.evals.sweep import run_sweep
 
     roster = load_roster(path, args.out, datasets)
+    if args.task_file:
+        roster = dataclasses.replace(roster, task_files=(*roster.task_files, *map(str, args.task_file)))
     roster = _select(roster, args.models, args.limit)
     cells = build_grid(roster)
     from nlue.evals.sweep_check import check_cells
