@@ -188,6 +188,8 @@ def test_a_built_dataset_is_enough_to_know_its_task(
     capsys.readouterr()
     assert main(["baseline", "--tasks", "ne_topic", "--results-dir", str(results)]) == 2  # neither file nor dataset
     assert "a task of your own: --task-file FILE" in capsys.readouterr().err
+    assert main(["baseline", "--dataset", str(builds["ne_topic"]), "--tasks", "sa", "--results-dir", str(results)]) == 2
+    assert f"{builds['ne_topic']} has no config 'sa'; its configs: ne_topic" in capsys.readouterr().err
 
 
 def test_the_environment_names_task_files_for_every_command(

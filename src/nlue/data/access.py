@@ -74,7 +74,16 @@ def load_task(dataset: str | None, task: TaskSpec) -> datasets.DatasetDict:
     source = resolve_dataset(dataset, task)
     settle_local_build(Path(source))
     logger.info("loading %s / %s", source, task.name)
-    return datasets.load_dataset(source, task.name)
+    try:
+        return datasets.load_dataset(source, task.name)
+    except ValueError as exc:  # datasets' "BuilderConfig 'x' not found": a dataset of other tasks is bad input
+        try:
+            configs = datasets.get_dataset_config_names(source)
+        except (OSError, ValueError):
+            raise exc from None
+        if task.name in configs:
+            raise
+        raise NlueError(f"{dataset or source} has no config {task.name!r}; its configs: {', '.join(configs)}") from None
 
 
 def settle_local_build(repo: Path) -> None:
