@@ -61,7 +61,9 @@ def test_fine_tuning_a_user_task_with_seeds_from_a_built_dataset_alone(tasks: di
     assert result["metrics"]["macro_f1"] >= 0.0
 
 
-def test_fine_tuning_from_an_arguments_file_that_names_the_task_file(tasks: dict[str, Any], tmp_path: Path) -> None:
+def test_fine_tuning_from_an_arguments_file_that_names_the_task_file(
+    tasks: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Issue 30, item 2: `nlue train args.yaml` with task_file in it (no command line to scan), on a dataset that
     does not carry the file."""
     bare = tmp_path / "bare"
@@ -74,6 +76,12 @@ def test_fine_tuning_from_an_arguments_file_that_names_the_task_file(tasks: dict
     path.write_text(yaml.safe_dump(arguments, allow_unicode=True), encoding="utf-8")
     assert main(["train", str(path), "-q"]) == 0
     assert next((tmp_path / "results").glob("*/ur_sentiment.json")).is_file()
+    argv = ["evaluate", "--model", str(tmp_path / "run"), "--task", "ur_sentiment", "--dataset", str(bare),
+            "--task-file", str(tasks["files"]["ur_sentiment"]), "--results-dir", str(tmp_path / "scored"),
+            "--bootstrap", "0", "-q"]  # fmt: skip
+    assert main(argv) == 0  # `nlue evaluate` scores the checkpoint on the user's task
+    assert next((tmp_path / "scored").glob("*/ur_sentiment.json")).is_file()
+    assert "NLUE score" not in capsys.readouterr().out  # NLUE's mean is over NLUE's tasks, never a task file's
 
 
 def test_a_search_over_a_user_task(tasks: dict[str, Any], tmp_path: Path) -> None:

@@ -180,9 +180,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         print(f"{task:<6} {score:.4f}")
     for task, reason in summary["skipped"].items():
         print(f"{task:<6} skipped: {reason.split(';')[0]}")
-    score = summary["score"]
-    state = "complete" if summary["complete"] else f"INCOMPLETE, missing: {', '.join(summary['missing'])}"
-    print(f"NLUE score: {'-' if score is None else f'{score:.4f}'} ({state}; an nlue convention, not the paper's)")
+    if summary["nlue_tasks"]:  # only NLUE's tasks make an NLUE score (a task file's task is scored alone)
+        score = summary["score"]
+        state = "complete" if summary["complete"] else f"INCOMPLETE, missing: {', '.join(summary['missing'])}"
+        print(f"NLUE score: {'-' if score is None else f'{score:.4f}'} ({state}; an nlue convention, not the paper's)")
     return 0
 
 
