@@ -216,6 +216,9 @@ def test_submit_lists_each_models_eval_results_and_opens_a_pull_request_on_reque
     sent = []
 
     class FakeApi:
+        def list_repo_files(self, repo_id, repo_type=None):  # what a command reads first: the release's task files
+            return ["README.md", "sa/test-00000-of-00001.parquet"]
+
         def create_commit(self, repo_id, operations, **kwargs):
             sent.append((repo_id, {op.path_in_repo: op.path_or_fileobj for op in operations}, kwargs))
             return type("Info", (), {"pr_url": f"https://huggingface.co/{repo_id}/discussions/1"})()

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from nlue import __version__
+from nlue.build_cli import add_build
 from nlue.cli_lists import add_name_list, task_names
 from nlue.cli_support import (
     LOGGING_FLAGS,
@@ -18,8 +19,10 @@ from nlue.cli_support import (
     configure_logging,
     parse_or_exit_code,
     run_command,
+    run_with_task_files,
 )
 from nlue.errors import NlueError
+from nlue.registry.task_file.cli import add_task_file_option
 from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
 
 logger = logging.getLogger("nlue")
@@ -30,6 +33,7 @@ EPILOG = """examples:
   nlue tasks validate my_task.yaml             check a task file: every problem, with its line and key
   nlue build --out build                       build the embedded sample into build/nlue
   nlue build --source raw/ --out build         build every <config>/<split>.<ext> under raw/
+  nlue build --task-file topic.yaml --out build   a task of your own, from the data its file declares
   nlue build --task sa --train sent.csv --test sent_test.csv \\
       --column-map text=review,label=sentiment --label-map=1=positive,-1=negative,0=drop --out build
   nlue push build/nlue --repo-id me/nlue --dry-run
@@ -43,61 +47,6 @@ conventions (every sub-command):
   130 interrupted; results go to --results-dir, by default $NLUE_RESULTS_DIR or build/results, the
   folder nlue space reads
 """
-
-
-def _add_build(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "build",
-        help="build a Hub-ready Parquet dataset repo with a card",
-        description=(
-            "Validate, normalise, de-duplicate and split source files into <out>/<name>/ "
-            "(Parquet per config and split, plus README.md card). With no source, builds the "
-            "embedded SAMPLE data. A report and a rejects file are written beside the repo."
-        ),
-    )
-    src = p.add_argument_group("sources (default: the embedded sample data)")
-    src.add_argument("--source", type=Path, help="folder of <config>/<split>.<csv|tsv|json|jsonl|parquet>")
-    src.add_argument("--task", help="build one config from the files given by --train/--validation/--test")
-    for split in ("train", "validation", "test"):
-        src.add_argument(f"--{split}", type=Path, action="append", metavar="FILE", help=f"{split} file (repeatable)")
-    add_name_list(src, "--configs", valid=task_names(), what="config",
-                  help="configs to build from --source or the sample (default: all)")  # fmt: skip
-    maps = p.add_argument_group("other schemas (with --task)")
-    maps.add_argument("--column-map", default="", help="FIELD=COLUMN pairs, e.g. text=review,label=sentiment")
-    maps.add_argument(
-        "--label-map",
-        default="",
-        help="SOURCE=TARGET pairs; TARGET is a label name or id, or 'drop'. "
-        "Write --label-map=-1=negative,... when a key starts with '-'",
-    )
-    maps.add_argument(
-        "--category-map",
-        default="",
-        help="GMET: SOURCE=Category pairs mapping a release's category values to the paper's 75 categories "
-        "(an English name or its number 1-75 in `nlue tasks --gmet-categories` order), or a .csv/.json file "
-        "of such pairs; also applies to the gmet folder of --source",
-    )
-    out = p.add_argument_group("output")
-    out.add_argument("--out", type=Path, required=True, help="folder that receives <name>/ and its report")
-    out.add_argument("--name", default="nlue", help="repo folder name (default: nlue)")
-    out.add_argument("--repo-id", help="Hub id shown in the card's examples (default: the folder name)")
-    out.add_argument("--license", help="license id for the card (default: apache-2.0 for the sample, else other)")
-    out.add_argument("--seed", type=int, default=42, help="seed for carving validation from train (default: 42)")
-    out.add_argument(
-        "--validation-fraction", type=float, default=0.1, help="share of train held out when a source has no validation"
-    )
-    out.add_argument("--max-shard-mb", type=float, default=256, help="Parquet shard size cap in MB (default: 256)")
-    out.add_argument("--strict", action="store_true", help="stop at the first bad row instead of rejecting it")
-    out.add_argument(
-        "--drop-leaked-test",
-        action="store_true",
-        help="remove test items whose inputs also occur in train or validation (default: keep the test set "
-        "as released and count them in the report and card)",
-    )
-    out.add_argument("--conflicts", choices=("majority", "keep-first"), default="majority",
-                     help="an input given several labels keeps its majority label (a tie drops it) or its first")  # fmt: skip
-    add_logging_options(p, quiet_help="no progress bars; warnings and errors only")
-    p.set_defaults(func=_cmd_build)
 
 
 def _add_push(sub: argparse._SubParsersAction) -> None:
@@ -135,6 +84,7 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     add_name_list(p, "--task", "--tasks", dest="task", valid=task_names(lambda t: t.kind.trainable), what="task",
                   all_word="all", help="the tasks to score (default: all, those the model folder has)")  # fmt: skip
     p.add_argument("--dataset", help="built NLUE dataset (Hub id or folder); default: the embedded sample")
+    add_task_file_option(p)
     p.add_argument("--split", default="test", help="split to score (default: test)")
     p.add_argument(
         "--results-dir",
@@ -198,75 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only, no progress bars")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_own_parser_command(sub, "tasks")  # first in --help: what there is to run
-    _add_build(sub)
+    add_build(sub)
     _add_push(sub)
     _add_hf_commands(sub)
     _add_evaluate(sub)
     _add_space(sub)
     _add_quickstart(sub)
     return parser
-
-
-def _cmd_build(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from nlue.data.build import build_repo
-    from nlue.data.discover import task_sources_from_folder
-    from nlue.data.mapping import FieldMapping, parse_category_map, parse_pairs
-    from nlue.data.report import BuildOptions, TaskSources
-    from nlue.data.sample import sample_data_dir
-    from nlue.data.summary import build_summary
-    from nlue.registry.tasks import get_task
-
-    split_files = {s: getattr(args, s) for s in ("train", "validation", "test") if getattr(args, s)}
-    configs = args.configs  # checked against the registry while parsing
-    if args.task:
-        if args.source or configs:
-            raise NlueError("--task builds one config from --train/--validation/--test; do not combine it with "
-                            "--source or --configs")  # fmt: skip
-        if not split_files:
-            raise NlueError("--task needs at least one of --train, --validation, --test")
-        if args.category_map and not get_task(args.task).categories:
-            raise NlueError(f"--category-map applies to gmet (a task with categories); --task is {args.task!r}")
-        mapping = FieldMapping(
-            parse_pairs(args.column_map, "--column-map"),
-            parse_pairs(args.label_map, "--label-map"),
-            parse_category_map(args.category_map) if args.category_map else {},
-        )
-        sources = [TaskSources(get_task(args.task), split_files, mapping)]
-        is_sample = False
-    else:
-        if split_files:
-            raise NlueError("--train/--validation/--test need --task")
-        if args.column_map or args.label_map:
-            raise NlueError("--column-map/--label-map apply to one config: use them with --task")
-        root = args.source or sample_data_dir()
-        is_sample = args.source is None
-        sources = task_sources_from_folder(root, configs)
-        if args.category_map:
-            # The map applies to the tasks that declare categories (GMET).
-            if not any(s.task.categories for s in sources):
-                raise NlueError("--category-map applies to gmet, which this build does not include")
-            categories = parse_category_map(args.category_map)
-            sources = [
-                replace(s, mapping=FieldMapping(categories=categories)) if s.task.categories else s for s in sources
-            ]
-    options = BuildOptions(
-        name=args.name,
-        seed=args.seed,
-        validation_fraction=args.validation_fraction,
-        max_shard_bytes=int(args.max_shard_mb * 1024 * 1024),
-        strict=args.strict,
-        is_sample=is_sample,
-        license=args.license or ("apache-2.0" if is_sample else "other"),
-        repo_id=args.repo_id,
-        show_progress=not args.quiet,
-        drop_leaked_test=args.drop_leaked_test,
-        conflicts=args.conflicts,
-    )
-    result = build_repo(sources, args.out, options)
-    print(build_summary(result))
-    return 0
 
 
 def _cmd_push(args: argparse.Namespace) -> int:
@@ -292,9 +180,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         print(f"{task:<6} {score:.4f}")
     for task, reason in summary["skipped"].items():
         print(f"{task:<6} skipped: {reason.split(';')[0]}")
-    score = summary["score"]
-    state = "complete" if summary["complete"] else f"INCOMPLETE, missing: {', '.join(summary['missing'])}"
-    print(f"NLUE score: {'-' if score is None else f'{score:.4f}'} ({state}; an nlue convention, not the paper's)")
+    if summary["nlue_tasks"]:  # only NLUE's tasks make an NLUE score (a task file's task is scored alone)
+        score = summary["score"]
+        state = "complete" if summary["complete"] else f"INCOMPLETE, missing: {', '.join(summary['missing'])}"
+        print(f"NLUE score: {'-' if score is None else f'{score:.4f}'} ({state}; an nlue convention, not the paper's)")
     return 0
 
 
@@ -375,8 +264,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Their parsers take the logging flags too: those written before the name are handed on, so that
         # logging is set up once, by the sub-command, with every flag seen.
         return _own_parser_main(argv[0])([*leading, *argv[1:]])
+    command = argv[0] if argv and not argv[0].startswith("-") else "nlue"
+    # The task files the command line names are registered before the parser is built (--tasks
+    # topic is checked while parsing); the sub-commands above do the same in their own main().
+    return run_with_task_files(command, [*leading, *argv], lambda: _parse_and_run([*leading, *argv]))
+
+
+def _parse_and_run(argv: Sequence[str]) -> int:
     parser = accept_both_spellings(build_parser())
-    parsed = parse_or_exit_code(parser, [*leading, *argv])
+    parsed = parse_or_exit_code(parser, argv)
     if isinstance(parsed, int):
         return parsed
     configure_logging(parsed.verbose, parsed.quiet)

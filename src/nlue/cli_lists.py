@@ -22,6 +22,7 @@ from typing import Any
 Choices = Sequence[str] | Callable[[], Iterable[str]] | None
 
 LIST_HELP = "separated by spaces or commas"
+TASK_FILE_HINT = "a task of your own: --task-file FILE, $NLUE_TASK_FILES, or a --dataset built from its task file"
 
 
 def split_names(values: str | Iterable[str]) -> list[str]:
@@ -64,7 +65,10 @@ class NameListAction(argparse.Action):
         if valid is not None:
             unknown = [name for name in names if name not in valid]
             if unknown:
-                raise argparse.ArgumentError(self, unknown_names_message(unknown, valid, self.what, self.all_word))
+                message = unknown_names_message(unknown, valid, self.what, self.all_word)
+                if self.what == "task":  # the registry is the shipped tasks and those of the task files named
+                    message += f" ({TASK_FILE_HINT})"
+                raise argparse.ArgumentError(self, message)
         kept = list(earlier) if isinstance(earlier, _NameList) else []
         setattr(namespace, self.dest, _NameList(dict.fromkeys([*kept, *names])))
 

@@ -27,6 +27,10 @@
   already does for `nlue train` and `nlue search`: one rule for every sub-command;
 * :func:`parse_or_exit_code` - argparse's ``--help`` and usage errors as exit codes, not
   exceptions, so that sub-commands can be called as functions;
+* :func:`run_with_task_files` - the user's task files (``--task-file``, ``NLUE_TASK_FILES``, those a
+  named dataset carries) registered for the whole command, before any parser is built
+  (:mod:`nlue.registry.task_file.activate`), so that a list option checked while parsing
+  (``--tasks topic``) takes the user's tasks;
 * :func:`run_with_parser` - all of the above for a sub-command with its own parser: its ``main``.
 """
 
@@ -284,21 +288,49 @@ def parse_or_exit_code(parser: argparse.ArgumentParser, argv: Sequence[str]) -> 
     return known
 
 
+def run_with_task_files(command: str, argv: Sequence[str], body: Callable[[], int]) -> int:
+    """Run ``body`` with the task files ``argv`` names (and ``NLUE_TASK_FILES``) registered; its exit status.
+
+    A task file with a problem ends the command before anything is parsed: exit 2 with every problem.
+    Logging is set up from ``argv``'s flags first, so that what registering logs is shown like the rest.
+    """
+    from nlue.registry.task_file.activate import command_task_files
+
+    verbose, quiet, _ = split_logging_flags(argv)
+    configure_logging(verbose, quiet)
+    with contextlib.ExitStack() as stack:
+        failed = run_command(command, lambda: _enter(stack, command_task_files(argv)))
+        return failed if failed else body()
+
+
+def _enter(stack: contextlib.ExitStack, context: contextlib.AbstractContextManager[Any]) -> int:
+    stack.enter_context(context)
+    return EXIT_OK
+
+
 def run_with_parser(
     command: str,
-    parser: argparse.ArgumentParser,
+    parser: argparse.ArgumentParser | Callable[[], argparse.ArgumentParser],
     argv: Sequence[str] | None,
     action: Callable[[argparse.Namespace], int | None],
 ) -> int:
     """Parse ``argv`` (``sys.argv[1:]`` when None) in both spellings, set up logging, run ``action(args)``.
 
-    The whole ``main`` of a sub-command with its own parser; returns the exit status.
+    The whole ``main`` of a sub-command with its own parser; returns the exit status. The task files
+    ``argv`` names are registered first (:func:`run_with_task_files`); a parser given as a function is
+    built after that, so that choices read from the registry when it is built include them.
     """
-    args = parse_or_exit_code(accept_both_spellings(parser), sys.argv[1:] if argv is None else argv)
-    if isinstance(args, int):
-        return args
-    configure_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
-    return run_command(command, lambda: action(args))
+    given = list(sys.argv[1:] if argv is None else argv)
+
+    def parse_and_run() -> int:
+        built = parser() if callable(parser) and not isinstance(parser, argparse.ArgumentParser) else parser
+        args = parse_or_exit_code(accept_both_spellings(built), given)
+        if isinstance(args, int):
+            return args
+        configure_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
+        return run_command(command, lambda: action(args))
+
+    return run_with_task_files(command, given, parse_and_run)
 
 
 def _chosen_parser(parser: argparse.ArgumentParser, parsed: argparse.Namespace) -> argparse.ArgumentParser:

@@ -60,6 +60,11 @@ def resolve_dataset(dataset: str | None, task: TaskSpec | None = None) -> str:
     """The path or Hub id to hand to ``load_dataset``: ``dataset``, or for None the sample repo of
     ``task``'s benchmark (NLUE's when no task is named)."""
     if dataset in (None, "", "sample"):
+        if task is not None and not (sample_data_dir() / task.name).is_dir():
+            raise NlueError(
+                f"task {task.name!r} has no embedded sample data (nlue ships samples of its own tasks only); give "
+                f"--dataset: the folder `nlue build --task-file FILE` wrote, or the dataset's Hub id"
+            )
         return str(sample_repo(task.benchmark if task is not None else "nlue"))
     return str(dataset)
 
@@ -69,7 +74,16 @@ def load_task(dataset: str | None, task: TaskSpec) -> datasets.DatasetDict:
     source = resolve_dataset(dataset, task)
     settle_local_build(Path(source))
     logger.info("loading %s / %s", source, task.name)
-    return datasets.load_dataset(source, task.name)
+    try:
+        return datasets.load_dataset(source, task.name)
+    except ValueError as exc:  # datasets' "BuilderConfig 'x' not found": a dataset of other tasks is bad input
+        try:
+            configs = datasets.get_dataset_config_names(source)
+        except (OSError, ValueError):
+            raise exc from None
+        if task.name in configs:
+            raise
+        raise NlueError(f"{dataset or source} has no config {task.name!r}; its configs: {', '.join(configs)}") from None
 
 
 def settle_local_build(repo: Path) -> None:

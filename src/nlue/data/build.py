@@ -49,7 +49,8 @@ from nlue.data.source_file import regular_file_state
 from nlue.data.staging import remove_stale_build_folders, write_owner_marker
 from nlue.data.swap import card_digest, finish_interrupted_swap, folders_in_swap, swap_into_place
 from nlue.errors import NlueError
-from nlue.registry.tasks import TASKS
+from nlue.registry.task_file.carry import write_carried_task_files
+from nlue.registry.tasks import TASKS, benchmark_of
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +68,8 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
     if not 0.0 < options.validation_fraction < 1.0:
         raise NlueError(f"--validation-fraction must be between 0 and 1, got {options.validation_fraction}")
     for task_sources in sources:  # refused before any file is read: a mapping that cannot apply, and
-        check_mapping(task_sources.task, task_sources.mapping)
+        for mapping in task_sources.mappings:
+            check_mapping(task_sources.task, mapping)
         for split_files in task_sources.files.values():
             for path in split_files:
                 regular_file_state(path)  # a missing file, or a pipe or device that would hang the read
@@ -98,7 +100,11 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
                 builder = builder_type(task_sources, repo / task_sources.task.name, options, rejects_file)
                 configs[task_sources.task.name] = builder.build()
                 rejects += builder.rejects_written
-        write_dataset_card(repo, configs, options)
+        # The user's task files go with their data (shipped tasks are the package's): whoever reads the repo
+        # later knows its tasks (nlue.registry.task_file.carry).
+        tasks = [cfg.task for cfg in configs.values()]
+        carried = write_carried_task_files(repo, tasks, benchmark_of(tasks[0]))
+        write_dataset_card(repo, configs, options, carried)
         write_build_marker(repo, options.name, card_digest(repo))
         report_path = staging / f"{options.name}{REPORT_SUFFIX}"
         report = {
@@ -109,6 +115,7 @@ def build_repo(sources: Sequence[TaskSources], out_dir: Path, options: BuildOpti
             "drop_leaked_test": options.drop_leaked_test,
             "conflicts": options.conflicts,
             "rejects": rejects,
+            "task_files": carried,
             "card_sha256": card_digest(repo),  # which repo this report describes
             "configs": {name: cfg.to_dict() for name, cfg in configs.items()},
         }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,7 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from nlue import __version__
+from nlue.data.card_declared import citation_text, declared_task_lines, is_user_task, task_files_section
 from nlue.data.card_sections import (
     conflict_lines,
     conflict_rule_sentence,
@@ -41,6 +42,7 @@ from nlue.data.hub_benchmark import BENCHMARK_FILE, EVAL_SPLIT, benchmark_file, 
 from nlue.data.normalize import NEAR_DUPLICATE_RULES
 from nlue.data.sample import SAMPLE_TAG
 from nlue.registry.features import task_features
+from nlue.registry.task_file.carry import CARRIED_FOLDER
 from nlue.registry.tasks import TaskSpec, benchmark_of
 
 if TYPE_CHECKING:
@@ -169,10 +171,10 @@ def _paper_results_lines(task: TaskSpec) -> list[str]:
     return lines
 
 
-def _config_section(cfg: ConfigReport, options: BuildOptions) -> str:
+def _paper_task_lines(cfg: ConfigReport) -> list[str]:
+    """A config's bullets for one of the papers' tasks: its facts as the paper gives them."""
     task = cfg.task
-    lines = [f"### `{task.name}`: {task.title}", "", task.description, ""]
-    lines += [
+    lines = [
         f"- **Category:** {task.category}",
         f"- **Inputs:** {', '.join(f'`{f}`' for f in task.input_fields)}",
         f"- **Label:** `{task.label_field}` - {task.label_notes}" if task.label_field else f"- {task.label_notes}",
@@ -187,6 +189,17 @@ def _config_section(cfg: ConfigReport, options: BuildOptions) -> str:
         lines.append(
             f"- **Paper sizes:** train {train}, test {task.paper_test_size:,}, total {task.paper_total_size:,}"
         )
+    return lines
+
+
+def _config_section(cfg: ConfigReport, options: BuildOptions, carried: Sequence[str] = ()) -> str:
+    task = cfg.task
+    lines = [f"### `{task.name}`: {task.title}", "", task.description, ""]
+    if is_user_task(task):
+        own = f"{CARRIED_FOLDER}/{task.name}.yaml"
+        lines += [*declared_task_lines(task, own if own in carried else None), profile_line(cfg)]
+    else:
+        lines += _paper_task_lines(cfg)
     lines += _paper_results_lines(task)
     extra = (
         "label distribution | " if task.label_names else ("score min / median / max | " if task.num_labels == 1 else "")
@@ -212,7 +225,8 @@ def _config_section(cfg: ConfigReport, options: BuildOptions) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     if task.class_balance:
         balance = ", ".join(f"{name} {100 * share:.0f}%" for name, share in task.class_balance.items())
-        lines += ["", f"Class balance reported by the paper: {balance}."]
+        who = "declared in the task file" if is_user_task(task) else "reported by the paper"
+        lines += ["", f"Class balance {who}: {balance}."]
     if task.categories:
         themes = cfg.splits["test"].stats.group_counts if "test" in cfg.splits and cfg.splits["test"].stats else {}
         if themes:
@@ -292,15 +306,14 @@ def _leaderboard_lines(configs: Mapping[str, ConfigReport]) -> list[str]:
     ]
 
 
-def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions) -> DatasetCard:
-    """The full dataset card for the built configs."""
+def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions, carried: Sequence[str] = ()) -> DatasetCard:
+    """The full dataset card for the built configs; ``carried``: the task files the repo carries (``tasks/...``)."""
     data = _card_data(configs, options)
     first = next(iter(configs))
     repo = options.repo_id or options.name
     own = kind_texts(configs)[0]  # a benchmark whose kinds speak for themselves (the exams), or NLUE's words
     built = [split for split, report in configs[first].splits.items() if not report.left_out]
     first_split = next(s for s in ("train", "test", *built) if s in built)
-    citations = dict.fromkeys(cfg.task.citation for cfg in configs.values())
     body = [
         f"# {data.pretty_name}",
         "",
@@ -321,9 +334,10 @@ def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions) -> D
         (own or NLUE_CARD_TEXT).scoring,
         "",
         *_leaderboard_lines(configs),
+        *task_files_section(carried, repo, first),
         "## Configs",
         "",
-        "\n\n".join(_config_section(cfg, options) for cfg in configs.values()),
+        "\n\n".join(_config_section(cfg, options, carried) for cfg in configs.values()),
         "",
         _processing_section(configs, options),
         "",
@@ -344,19 +358,19 @@ def render_card(configs: Mapping[str, ConfigReport], options: BuildOptions) -> D
         "",
         "## Citation",
         "",
-        "```bibtex",
-        "\n\n".join(citations),
-        "```",
+        *citation_text([cfg.task for cfg in configs.values()]),
         "",
     ]
     return DatasetCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(body))
 
 
-def write_dataset_card(repo_dir: Path, configs: Mapping[str, ConfigReport], options: BuildOptions) -> Path:
+def write_dataset_card(
+    repo_dir: Path, configs: Mapping[str, ConfigReport], options: BuildOptions, carried: Sequence[str] = ()
+) -> Path:
     """README.md (the card, with the YAML configs) and, beside it, the Hub's benchmark file eval.yaml."""
     for cfg in configs.values():
         cfg.download_size = sum((repo_dir / f).stat().st_size for s in cfg.splits.values() for f in s.files)
-    card = render_card(configs, options)
+    card = render_card(configs, options, carried)
     path = repo_dir / "README.md"
     path.write_text(str(card), encoding="utf-8")
     own = kind_texts(configs)[0]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from nlue.data.card_declared import declared_card_text, is_user_task
 from nlue.registry.kinds.base import CardText
 from nlue.registry.tasks import NLUE_SCORE_NOTE
 from nlue.text.profiles import profile_of
@@ -39,7 +40,13 @@ NLUE_CARD_TEXT = CardText(NLUE_INTRO, NLUE_SCORING, NLUE_LIMITATIONS, ("ne",))
 
 
 def kind_texts(configs: Mapping[str, ConfigReport]) -> tuple[CardText | None, list[str]]:
-    """The kinds' own card paragraphs when every config's kind has them (else NLUE's are used), and the languages."""
+    """The kinds' own card paragraphs when every config's kind has them (else NLUE's are used), and the languages.
+
+    A repo of user-declared tasks (:mod:`nlue.data.card_declared`) has paragraphs of its own, whatever the kinds.
+    """
+    if configs and all(is_user_task(cfg.task) for cfg in configs.values()):
+        text = declared_card_text(configs)
+        return text, list(text.languages)
     texts = [cfg.task.kind.card_text(cfg.task) for cfg in configs.values()]
     languages = list(dict.fromkeys(code for text in texts for code in (text.languages if text else ("ne",))))
     return (texts[0] if texts and all(texts) else None), languages

@@ -49,7 +49,7 @@ class ColumnarConfigBuilder(ConfigBuilder):
 
     def __init__(self, sources: TaskSources, config_dir: Path, options: BuildOptions, rejects: IO[str]) -> None:
         super().__init__(sources, config_dir, options, rejects)
-        self.columnar = ColumnarConverter(self.task, sources.mapping)
+        self._columnar = {id(sources.mapping): ColumnarConverter(self.task, sources.mapping)}
 
     def _new_train_index(self) -> TrainIndex:
         return _CarriedKeysIndex(self.task)
@@ -88,15 +88,20 @@ class ColumnarConfigBuilder(ConfigBuilder):
         progress = None
         if self.options.show_progress:
             progress = tqdm(desc=f"{self.task.name}/{split} {path.name}", unit=" rows", leave=False)
+        mapping = self.sources.mapping_for(split)
+        if id(mapping) not in self._columnar:  # a split declared with its own column and label maps
+            self._columnar[id(mapping)] = ColumnarConverter(self.task, mapping)
+        columnar = self._columnar[id(mapping)]
+        converter = self._converter(split)
         try:
             watched = WatchedSource(path)
-            for source in read_batches(path, self.columnar.wanted_columns, watched):
+            for source in read_batches(path, columnar.wanted_columns, watched):
                 if not source.num_rows:
                     continue
                 if report.read == read_before:  # first rows: are the columns there?
-                    self.converter.check_columns(name, int(source.row_numbers[0]), source.columns)
+                    converter.check_columns(name, int(source.row_numbers[0]), source.columns)
                 report.read += source.num_rows
-                converted = self.columnar.convert(name, source)
+                converted = columnar.convert(name, source)
                 report.dropped_by_label_map.update(converted.dropped)
                 report.rejected += len(converted.problems)
                 if self.options.strict and converted.problems:

@@ -102,6 +102,7 @@ class ConfigBuilder(CarvedValidation, LabelRule):
         self.rejects_written = 0
         self.features = task_features(self.task)
         self.converter = RowConverter(self.task, sources.mapping)
+        self._converters = {id(sources.mapping): self.converter}  # one per mapping the splits are read with
         self.input_keys = self.task.kind.identity_fields(self.task)
         self.label_field = self.task.label_field
         self.label_dtype = self.task.kind.label_code_dtype(self.task)
@@ -173,6 +174,13 @@ class ConfigBuilder(CarvedValidation, LabelRule):
         self._log_fingerprints(split, seen)
         self._finish(split_report, writer)
         return {split: split_report}
+
+    def _converter(self, split: str) -> RowConverter:
+        """The row converter of ``split``'s mapping (a split declared with its own column and label maps)."""
+        mapping = self.sources.mapping_for(split)
+        if id(mapping) not in self._converters:
+            self._converters[id(mapping)] = RowConverter(self.task, mapping)
+        return self._converters[id(mapping)]
 
     def _new_train_index(self) -> overlap.TrainIndex:
         return overlap.TrainIndex(self.input_keys)
@@ -285,12 +293,13 @@ class ConfigBuilder(CarvedValidation, LabelRule):
         batch, in_batch = _Batch(name), 0  # in_batch: rows and problems in the batch
         label_field = self.label_field or ""
         input_keys = self.input_keys
-        convert = self.converter.convert  # bound once: this loop runs per source row
+        converter = self._converter(split)
+        convert = converter.convert  # bound once: this loop runs per source row
         try:
             for row_number, record in records:
                 report.read += 1
                 if report.read == read_before + 1:  # first record: are the columns there?
-                    self.converter.check_columns(name, row_number, record.keys())
+                    converter.check_columns(name, row_number, record.keys())
                 result = convert(name, row_number, record)
                 if type(result) is dict:
                     batch.rows.append(result)

@@ -29,11 +29,24 @@ ENGINES: tuple[str, ...] = ("columnar", "rows")
 
 @dataclass(frozen=True)
 class TaskSources:
-    """The files that feed one config, per split, and how their schema maps onto ours."""
+    """The files that feed one config, per split, and how their schema maps onto ours.
+
+    ``split_mappings`` gives a split its own maps (a task file declares columns and labels per split);
+    the other splits take ``mapping``.
+    """
 
     task: TaskSpec
     files: Mapping[str, Sequence[Path]]
     mapping: FieldMapping = field(default_factory=FieldMapping)
+    split_mappings: Mapping[str, FieldMapping] = field(default_factory=dict)
+
+    def mapping_for(self, split: str) -> FieldMapping:
+        return self.split_mappings.get(split, self.mapping)
+
+    @property
+    def mappings(self) -> tuple[FieldMapping, ...]:
+        """Every mapping some split is read with."""
+        return (self.mapping, *self.split_mappings.values())
 
 
 @dataclass(frozen=True)

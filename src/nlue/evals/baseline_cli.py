@@ -24,6 +24,7 @@ from nlue.lm.baselines.tfidf import DEFAULT_NAME, MODEL_ID, NOTES
 from nlue.lm.factory import load_model
 from nlue.lm.spec import ModelSpec
 from nlue.predictions import attach, prediction_rows
+from nlue.registry.task_file.cli import add_task_file_option
 from nlue.registry.tasks import TASK_NAMES, TASKS, TaskSpec, get_task
 from nlue.results import (
     OVERWRITE_HELP,
@@ -134,7 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="nlue baseline",
         description="Train and score the non-neural TF-IDF baseline (baseline:tfidf) on NLUE tasks.",
     )
-    parser.add_argument("--dataset", default=None, help="a built dataset's Hub id or folder (default: the sample)")
+    parser.add_argument("--dataset", default=None, help="a built dataset's Hub id or folder (default: the sample); "
+                        "the task files it carries are read with it")  # fmt: skip
+    add_task_file_option(parser)
     add_name_list(parser, "--tasks", valid=task_names(lambda t: t.kind.trainable), what="task", all_word="all",
                   help="the tasks to train and score (default: all, every trainable task)")  # fmt: skip
     parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP)
@@ -177,7 +180,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue baseline` with ``argv`` (without the `baseline` word) on the CLI backbone; return the exit status."""
-    return cli_support.run_with_parser("baseline", build_parser(), argv, _run)
+    return cli_support.run_with_parser("baseline", build_parser, argv, _run)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from nlue.cli_support import (
     run_with_parser,
 )
 from nlue.evals.lm_eval_export import DEFAULT_LANGUAGES, export_lm_eval, exportable
+from nlue.registry.task_file.cli import add_task_file_option
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the tasks to export, each a config of the dataset (default: every task scored by log-likelihood "
         "over labelled choices that the dataset has)",
     )
+    add_task_file_option(lm_eval)
     add_name_list(
         lm_eval,
         "--languages",
@@ -89,4 +91,4 @@ def _count(names: Sequence[str], noun: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue export` with ``argv`` (without the `export` word); return the exit status."""
-    return run_with_parser("export", build_parser(), argv, run)
+    return run_with_parser("export", build_parser, argv, run)

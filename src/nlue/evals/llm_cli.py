@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nlue.cli_lists import add_name_list
+from nlue.cli_lists import add_name_list, task_names
 from nlue.cli_support import (
     add_logging_options,
     run_with_parser,
@@ -39,10 +39,11 @@ from nlue.evals.label_generation import DEFAULT_LABEL_TOKENS
 from nlue.evals.llm_console import print_mcq, print_nlue
 from nlue.evals.mcq.prompts import PAPER_SHOTS, SEED, render, show_prompt
 from nlue.evals.mcq.run import MODES, PROMPT_LANGUAGES, exam_names
+from nlue.evals.nlue_llm import asked_by_llm_nlue
 from nlue.evals.prompt_language import PROMPT_LANGUAGE_CHOICES, PROMPT_LANGUAGE_HELP, prompt_languages
 from nlue.lm.factory import AUTO_MODE
 from nlue.lm.options import add_model_options, default_journal, model_spec_from_args
-from nlue.registry.tasks import TASK_NAMES, TASKS
+from nlue.registry.task_file.cli import add_task_file_option
 from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
 
 
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     _model_options(mcq)
     mcq.add_argument("--dataset", required=True, help="the exam's dataset: a built folder or a Hub id")
     mcq.add_argument("--task", required=True, choices=exam_names(), help="the exam")
+    add_task_file_option(mcq)
     mcq.add_argument("--prompt-language", choices=PROMPT_LANGUAGE_CHOICES, default="en",
                      help="English, the exam's own language, or both and their gap (default %(default)s)")  # fmt: skip
     mcq.add_argument("--mode", choices=MODES, default="generate", help="default %(default)s")
@@ -98,8 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     nlue.set_defaults(action=run_nlue_command)
     _model_options(nlue)
     nlue.add_argument("--dataset", help="a built NLUE folder or Hub id (default: the embedded sample)")
-    add_name_list(nlue, "--tasks", valid=lambda: [t for t in TASK_NAMES if TASKS[t].prompts], what="task",
+    add_name_list(nlue, "--tasks", valid=task_names(asked_by_llm_nlue), what="task",
                   help="the tasks to ask (default: every NLUE task with a prompt; stsb by --mode generate only)")  # fmt: skip
+    add_task_file_option(nlue)
     nlue.add_argument("--prompt-language", choices=PROMPT_LANGUAGE_CHOICES, default="en", help=PROMPT_LANGUAGE_HELP)
     nlue.add_argument("--mode", choices=(AUTO_MODE, *MODES), default=AUTO_MODE,
                       help="loglik: score each label word; generate: the model writes one, a strict parser reads it; "
@@ -193,14 +196,14 @@ def run_mcq_command(args: argparse.Namespace) -> int:
 def run_nlue_command(args: argparse.Namespace) -> int:
     from nlue.evals.mcq.run import model_base_name
     from nlue.evals.nlue_generate import run_nlue_generation
-    from nlue.evals.nlue_llm import nlue_tasks, run_nlue_llm
+    from nlue.evals.nlue_llm import native_language, nlue_tasks, run_nlue_llm
     from nlue.lm.factory import choose_mode, load_model
     from nlue.lm.journal import Journal
     from nlue.run_identity import limit_suffix
 
     if args.limit is not None and args.limit < 1:
         raise NlueError(f"--limit must be at least 1, got {args.limit}")
-    languages = prompt_languages(args.prompt_language, "ne")
+    languages = prompt_languages(args.prompt_language, native_language(args.tasks))
     asked_mode = None if args.mode == AUTO_MODE else args.mode
     for language in languages:  # tasks without a prompt, or none left for the mode, are refused before a model loads
         nlue_tasks(args.tasks, language, asked_mode, warn=False)
@@ -229,7 +232,7 @@ def run_nlue_command(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue llm` with ``argv`` (without the `llm` word); return the exit status."""
-    return run_with_parser("llm", build_parser(), argv, _run)
+    return run_with_parser("llm", build_parser, argv, _run)
 
 
 def _run(args: argparse.Namespace) -> int:

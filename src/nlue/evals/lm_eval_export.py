@@ -8,7 +8,8 @@ log-likelihood evaluator scores, so that the two agree (a test runs both on a ti
 
 Written per task and language: ``nlue_<task>_<lang>.yaml`` (task name ``nlue_<task>_<lang>``),
 plus a group ``nlue_<benchmark>_<lang>`` per benchmark and language (listing only the tasks
-written). The dataset is the one given (a Hub id or a local built repo; lm-eval loads it with
+written; ``nlue_<benchmark>_all_<lang>`` where a task file's benchmark has its task's name). The
+dataset is the one given (a Hub id or a local built repo; lm-eval loads it with
 ``datasets.load_dataset(dataset, task)``), and only the tasks it has a config for are written:
 a YAML lm_eval cannot load is worse than none (:func:`dataset_configs`, :func:`tasks_to_export`).
 """
@@ -42,6 +43,14 @@ def exportable(task: TaskSpec) -> bool:
 
 def task_name(task: TaskSpec, language: str) -> str:
     return f"nlue_{task.name}_{language}"
+
+
+def group_name(benchmark: str, language: str) -> str:
+    """``nlue_<benchmark>_<lang>``; ``nlue_<benchmark>_all_<lang>`` for a benchmark named as one of its tasks (a
+    task file's own benchmark), whose group would otherwise take its task's name (and file)."""
+    from nlue.registry.tasks import TASKS
+
+    return f"nlue_{benchmark}_all_{language}" if benchmark in TASKS else f"nlue_{benchmark}_{language}"
 
 
 def task_config(task: TaskSpec, language: str, dataset: str) -> dict[str, Any]:
@@ -198,7 +207,7 @@ def export_lm_eval(
             _write_yaml(path, config)
             files.append(path)
             names.append(config["task"])
-            groups.setdefault(f"nlue_{benchmark_of(task).name}_{language}", []).append(config["task"])
+            groups.setdefault(group_name(benchmark_of(task).name, language), []).append(config["task"])
     for group, members in groups.items():
         path = out / f"{group}.yaml"
         _write_yaml(path, {"group": group, "task": members, "metadata": {"version": EXPORT_VERSION}})

@@ -163,6 +163,30 @@ def llm_run_identity(model: LanguageModel, task: TaskSpec, facts: Any, mode: str
                               limit=limit, seed=seed, settings=settings)  # fmt: skip
 
 
+def asked_by_llm_nlue(task: TaskSpec) -> bool:
+    """The tasks `nlue llm nlue` asks: those with prompts whose kind puts one item to a model and reads one label
+    word or one number (classification and regression, of NLUE or a task file; exams and idioms have their own
+    commands)."""
+    return bool(task.prompts) and task.kind.trainable
+
+
+def native_language(tasks: Sequence[str] | None) -> str:
+    """The prompt language ``native`` stands for: the tasks' own (their first language), Nepali for NLUE's.
+
+    Tasks of several languages in one call are refused: one run folder holds one prompt language.
+    """
+    from nlue.registry.tasks import get_task
+
+    if not tasks:
+        return "ne"
+    own = {name: get_task(name).languages[0] for name in tasks}
+    if len(set(own.values())) > 1:
+        listed = ", ".join(f"{name} ({code})" for name, code in own.items())
+        raise NlueError(f"the tasks are in several languages ({listed}); --prompt-language native or both asks "
+                        "each in its own: run the tasks of each language in a call of their own")  # fmt: skip
+    return next(iter(own.values()))
+
+
 def nlue_tasks(
     tasks: Sequence[str] | None, language: str, mode: str | None = None, *, warn: bool = True
 ) -> list[TaskSpec]:

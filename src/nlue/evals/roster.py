@@ -11,6 +11,15 @@ A roster is the input of `nlue sweep` (:mod:`nlue.evals.sweep_grid` turns it int
     runs:
       - {run: llm nlue, tasks: [sa], prompt_languages: [en, native], modes: [loglik, generate]}
 
+Tasks of a user's own (issue 30) join with ``task_files:`` (task files, folders of them or benchmark
+files) and a dataset per user benchmark under ``datasets:`` (the folder ``nlue build --task-file``
+wrote, whose carried task files alone also make its tasks known)::
+
+    task_files: [tasks/ne_topic.yaml]
+    datasets: {nlue: build/nlue, ne_topic: build/ne_topic}
+    runs:
+      - {run: train, tasks: [sa, ne_topic]}
+
 Every problem of the file is collected before anything runs and reported at once, each with
 the file, its place in the YAML (``runs[2].modes[1]``) and what was expected
 (:class:`~nlue.errors.NlueError`: exit 2). Relative paths are read from the current folder,
@@ -34,10 +43,10 @@ MODEL_KINDS: Mapping[str, str] = {
     "causal-lm": "a local causal LM (folder or Hub id): nlue llm, neDIOM zero-shot and few-shot",
     "served": "a model behind an OpenAI-compatible endpoint (vLLM, TGI, a hosted API): nlue llm, neDIOM zero-shot",
 }
-ROSTER_KEYS = ("name", "description", "out", "datasets", "defaults", "models", "runs")
+ROSTER_KEYS = ("name", "description", "out", "task_files", "datasets", "defaults", "models", "runs")
 MODEL_KEYS = ("name", "id", "kind", "endpoint", "api_key_env", "options", "params", "languages", "hub_id_guess",
               "note", "paper_name")  # fmt: skip
-DATASET_KEYS = ("nlue", "mcq", "nediom")  # the benchmarks, each its own dataset repo
+DATASET_KEYS = ("nlue", "mcq", "nediom")  # the benchmarks, each its own dataset repo (and the user's, registered)
 DEFAULT_OUT = Path("build") / "sweep"
 # A model's name starts its results folders, and ``__`` separates a folder's name from its setting.
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -69,6 +78,7 @@ class Roster:
     datasets: Mapping[str, str | None]
     models: tuple[RosterModel, ...]
     runs: tuple[RunSpec, ...]
+    task_files: tuple[str, ...] = ()  # the user's task files, handed to each cell that runs one of their tasks
 
     def model(self, name: str) -> RosterModel:
         return next(m for m in self.models if m.name == name)
@@ -157,20 +167,73 @@ def _model(data: Any, where: str, problems: Problems) -> RosterModel | None:
     )  # fmt: skip
 
 
+def dataset_keys() -> tuple[str, ...]:
+    """The benchmarks a roster names datasets for: the shipped ones and those of the task files registered."""
+    from nlue.registry.tasks import BENCHMARKS
+
+    return (*DATASET_KEYS, *(name for name in BENCHMARKS if name not in DATASET_KEYS))
+
+
 def _datasets(data: Any, problems: Problems) -> dict[str, str | None]:
     if data is None:
         return {}
     if not isinstance(data, Mapping):
         problems.add("datasets", f"expected a mapping benchmark: folder or Hub id (got {data!r})")
         return {}
-    _unknown_keys(data, DATASET_KEYS, "datasets", problems)
+    keys = dataset_keys()
+    _unknown_keys(data, keys, "datasets", problems)
     out: dict[str, str | None] = {}
-    for key in DATASET_KEYS:
+    for key in (key for key in keys if key in DATASET_KEYS or key in data):  # the shipped ones always (None: sample)
         value = _text(data.get(key), f"datasets.{key}", problems)
         if value is not None and looks_like_path(value) and not Path(value).expanduser().is_dir():
             problems.add(f"datasets.{key}", f"no such dataset folder {value!r} (build it with nlue build)")
         out[key] = value
     return out
+
+
+def _task_files(data: Any, problems: Problems) -> tuple[str, ...]:
+    if data is None:
+        return ()
+    values = [data] if isinstance(data, str) else data
+    if not isinstance(values, list) or not all(isinstance(v, str) and v.strip() for v in values):
+        problems.add("task_files", f"expected a list of task files or folders (got {data!r})")
+        return ()
+    for position, value in enumerate(values):
+        if not Path(value).expanduser().exists():
+            problems.add(f"task_files[{position}]", f"no such task file or folder {value!r}")
+    return tuple(values)
+
+
+def roster_sources(path: Path, datasets: Mapping[str, str] | None = None) -> tuple[list[str], list[str], list[str]]:
+    """(the task files, the dataset values, the task names of its runs) a roster file names, read before the
+    roster is checked: their tasks must be registered first
+    (:func:`nlue.registry.task_file.activate.activated_task_files`; a Hub dataset's carried files are
+    fetched for the names).
+
+    A file that is not a readable roster gives none: checking it says what is wrong.
+    """
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return [], [], []
+    if not isinstance(data, Mapping):
+        return [], [], []
+    files = data.get("task_files") or []
+    files = [files] if isinstance(files, str) else files
+    named = data.get("datasets") if isinstance(data.get("datasets"), Mapping) else {}
+    values = [*named.values(), *(datasets or {}).values()]
+    existing = [f for f in files if isinstance(f, str) and Path(f).expanduser().exists()]
+    runs = data.get("runs") if isinstance(data.get("runs"), list) else []
+    names = [str(name) for run in runs if isinstance(run, Mapping) for name in _names(run.get("tasks"))]
+    return existing, [str(v) for v in values if isinstance(v, str)], names
+
+
+def _names(value: Any) -> list[str]:
+    from nlue.cli_lists import split_names
+
+    return split_names(value) if isinstance(value, str | list) else []
 
 
 def parse_roster(data: Any, source: str, path: Path | None = None, out: Path | None = None,
@@ -187,10 +250,11 @@ def parse_roster(data: Any, source: str, path: Path | None = None, out: Path | N
     name = _text(data.get("name"), "name", problems) or (path.stem if path else "roster")
     out_folder = _text(data.get("out"), "out", problems)
     description = _text(data.get("description"), "description", problems) or ""
+    task_files = _task_files(data.get("task_files"), problems)
     chosen_datasets = _datasets(data.get("datasets"), problems)
     for key, value in (datasets or {}).items():
-        if key not in DATASET_KEYS:
-            problems.add(f"--dataset {key}=", f"unknown benchmark; expected one of {', '.join(DATASET_KEYS)}")
+        if key not in dataset_keys():
+            problems.add(f"--dataset {key}=", f"unknown benchmark; expected one of {', '.join(dataset_keys())}")
         elif looks_like_path(value) and not Path(value).expanduser().is_dir():
             problems.add(f"--dataset {key}=", f"no such dataset folder {value!r} (build it with nlue build)")
         chosen_datasets[key] = value
@@ -231,6 +295,7 @@ def parse_roster(data: Any, source: str, path: Path | None = None, out: Path | N
         datasets=chosen_datasets,
         models=tuple(models),
         runs=tuple(runs),
+        task_files=task_files,
     )
 
 

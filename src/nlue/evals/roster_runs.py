@@ -121,19 +121,36 @@ def _number(kind: type, low: float, strict: bool = False) -> Callable[[Any, str,
     return check
 
 
-def _tasks_of(benchmark: str, usable: Callable[[Any], bool]) -> tuple[str, ...]:
+def _tasks_of(benchmark: str, usable: Callable[[Any], bool], users: bool) -> tuple[str, ...]:
+    """``benchmark``'s tasks that ``usable`` accepts, then (``users``) those of the user's benchmarks (task files)."""
+    from nlue.registry.task_file.load import is_user_task
     from nlue.registry.tasks import BENCHMARKS
 
-    return tuple(t.name for t in BENCHMARKS[benchmark].tasks if usable(t))
+    own = [t.name for t in BENCHMARKS[benchmark].tasks if usable(t)]
+    theirs = [t.name for b in BENCHMARKS.values() for t in b.tasks if users and is_user_task(t) and usable(t)]
+    return (*own, *theirs)
 
 
-def command_tasks(command: str) -> tuple[str, ...]:
-    """The tasks ``command`` can run: trainable NLUE tasks, those with LLM prompts, or the exams."""
+def command_tasks(command: str, users: bool = True) -> tuple[str, ...]:
+    """The tasks ``command`` can run: trainable NLUE tasks, those with LLM prompts, or the exams; and (``users``)
+    the user's tasks (from task files) of the same sorts."""
+    from nlue.evals.nlue_llm import asked_by_llm_nlue
+    from nlue.registry.kinds.multiple_choice import MultipleChoiceKind
+
     if command == "train":
-        return _tasks_of("nlue", lambda t: t.kind.trainable)
+        return _tasks_of("nlue", lambda t: t.kind.trainable, users)
     if command == "llm nlue":
-        return _tasks_of("nlue", lambda t: bool(t.prompts))
-    return _tasks_of("mcq", lambda t: True)
+        return _tasks_of("nlue", asked_by_llm_nlue, users)
+    return _tasks_of("mcq", lambda t: isinstance(t.kind, MultipleChoiceKind), users)
+
+
+def task_benchmark(command: str, task: str) -> str:
+    """The ``datasets:`` key whose dataset holds ``task``: the command's benchmark, or a user task's own."""
+    from nlue.registry.task_file.load import is_user_task
+    from nlue.registry.tasks import get_task
+
+    spec = get_task(task)
+    return spec.benchmark if is_user_task(spec) else COMMANDS[command].benchmark
 
 
 def _paper_names() -> tuple[str, ...]:
@@ -238,9 +255,14 @@ def check_run(data: Any, defaults: Mapping[str, Any], where: str, models: Mappin
         problems.add(f"{where}.args", f"expected a list of command-line arguments, e.g. [--max-new-tokens, '64'] "
                                       f"(got {args!r})")  # fmt: skip
         args = []
-    if spec.benchmark == "mcq" and not datasets.get("mcq"):
+    needed = {task_benchmark(command, task) for task in settings.get("tasks") or ()} or {spec.benchmark}
+    if "mcq" in needed and spec.benchmark == "mcq" and not datasets.get("mcq"):
         problems.add(where, "llm mcq needs datasets.mcq: a built exam folder (nlue build --configs mcq_ne,mcq_ur) "
                             "or a Hub id")  # fmt: skip
+    for benchmark in sorted(needed - set(COMMANDS[c].benchmark for c in COMMANDS)):
+        if not datasets.get(benchmark):
+            problems.add(f"{where}.tasks", f"tasks of {benchmark} (a task file's) need datasets.{benchmark}: the "
+                                           "folder `nlue build --task-file` wrote, or its Hub id")  # fmt: skip
     named = merged.get("models")
     if named is not None and (not isinstance(named, list) or not all(isinstance(n, str) for n in named)):
         problems.add(f"{where}.models", f"expected a list of model names (got {named!r})")

@@ -16,6 +16,7 @@ code is in the summary), 2 a bad roster, 130 interrupted.
 
 roster (YAML; src/nlue/rosters/tiny.yaml is an annotated example):
   name, out, datasets: {nlue | mcq | nediom: a built folder or Hub id; left out: the embedded sample},
+  task_files: [task files, folders or benchmark files of your own tasks; datasets: names their benchmarks too],
   defaults: {limit, bootstrap_resamples, seed, ...: settings every run takes}
   models: - {name, id: Hub id, folder or served name, kind: encoder | masked-lm | causal-lm | served,
              endpoint, api_key_env, options: {dtype, concurrency, ...}, params, hub_id_guess, note, paper_name}
@@ -36,14 +37,16 @@ import dataclasses
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from nlue.cli_lists import add_name_list, unknown_names_message
 from nlue.cli_support import add_logging_options, run_with_parser
 from nlue.errors import NlueError
-from nlue.evals.roster import DATASET_KEYS, Roster, load_roster
+from nlue.evals.roster import DATASET_KEYS, Roster, load_roster, roster_sources
 from nlue.evals.roster_runs import COMMANDS
 from nlue.evals.sweep_cells import START_METHODS
 from nlue.evals.sweep_grid import Cell, Cost, build_grid, cost_total, sizes_note
+from nlue.registry.task_file.cli import add_task_file_option
 from nlue.text_table import text_table
 
 DEFAULT_TINY_MODELS = Path("build") / "tiny-models"
@@ -77,8 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the grid, each cell's command and the cost; load no model, write nothing")  # fmt: skip
     parser.add_argument("--out", type=Path, help="output folder (default: the roster's out, else build/sweep/<name>)")
     parser.add_argument("--dataset", action="append", default=[], metavar="BENCHMARK=PATH",
-                        help=f"a benchmark's dataset, replacing the roster's ({', '.join(DATASET_KEYS)}; repeatable)")  # fmt: skip
+                        help=f"a benchmark's dataset, replacing the roster's ({', '.join(DATASET_KEYS)}, or a "
+                        "benchmark of the roster's task_files; repeatable)")  # fmt: skip
     add_name_list(parser, "--models", what="model", metavar="NAME", help="only these models of the roster")
+    add_task_file_option(parser)  # beside the roster's task_files: each cell that runs one of their tasks names them
     parser.add_argument("--limit", type=int, help="every run on the first N items only (a quick look, not a score)")
     parser.add_argument("--stop-on-failure", action="store_true", help="stop at the first failed cell")
     parser.add_argument("--start", choices=START_METHODS, help="how a cell's process starts: fork (Linux default: "
@@ -190,13 +195,27 @@ def run(args: argparse.Namespace) -> int:
             return 0
     if args.roster is None:
         raise NlueError("name a roster file or a shipped roster (nlue sweep --list), or --make-tiny-models")
-    from nlue.evals.sweep import SweepOptions, run_sweep
+    from nlue.evals.sweep import SweepOptions
+    from nlue.registry.task_file.activate import activated_task_files
 
     # Decided before the checks below import anything: parsing a fine-tuning cell's arguments imports
     # transformers and torch, which runs nothing, so forking stays safe (sweep_cells.default_start).
     options = SweepOptions(stop_on_failure=args.stop_on_failure, progress=not getattr(args, "quiet", False))
     options.start = args.start or options.start
-    roster = load_roster(roster_file(args.roster), args.out, _datasets(args.dataset))
+    path, datasets = roster_file(args.roster), _datasets(args.dataset)
+    files, named, names = roster_sources(path, datasets)
+    # The roster's task files and those its datasets carry, registered while the roster is checked, its grid
+    # built and its scores read; each cell that runs a user's task names the files itself (--task-file).
+    with activated_task_files(files, named, names, environ={}):
+        return _run_roster(args, path, datasets, options)
+
+
+def _run_roster(args: argparse.Namespace, path: Path, datasets: dict[str, str], options: Any) -> int:
+    from nlue.evals.sweep import run_sweep
+
+    roster = load_roster(path, args.out, datasets)
+    if args.task_file:
+        roster = dataclasses.replace(roster, task_files=(*roster.task_files, *map(str, args.task_file)))
     roster = _select(roster, args.models, args.limit)
     cells = build_grid(roster)
     from nlue.evals.sweep_check import check_cells
@@ -221,4 +240,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue sweep` with ``argv``; return the exit status."""
-    return run_with_parser("sweep", build_parser(), argv, run)
+    return run_with_parser("sweep", build_parser, argv, run)

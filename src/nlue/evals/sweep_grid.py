@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from nlue.evals.roster_runs import (
     RunSpec,
     cannot_run,
     command_tasks,
+    task_benchmark,
 )
 from nlue.evals.sweep_sizes import Sizes
 
@@ -105,10 +106,28 @@ class GridBuilder:
         self.roster, self.sizes = roster, sizes
         self.results = roster.out / RESULTS
         self.runs = roster.out / RUNS
+        self._declared: dict[str, set[str]] | None = None  # each roster task file -> the tasks it declares
 
-    def dataset(self, run: RunSpec) -> list[str]:
-        value = self.roster.datasets.get(COMMANDS[run.command].benchmark)
+    def dataset_value(self, run: RunSpec, task: str | None = None) -> str | None:
+        """The dataset of ``task`` (a user task: its own benchmark's), or of the run's benchmark."""
+        key = task_benchmark(run.command, task) if task else COMMANDS[run.command].benchmark
+        return self.roster.datasets.get(key)
+
+    def dataset(self, run: RunSpec, task: str | None = None) -> list[str]:
+        value = self.dataset_value(run, task)
         return ["--dataset", value] if value else []
+
+    def task_files(self, tasks: Sequence[str], snake: bool = False) -> list[str]:
+        """``--task-file`` for each of the roster's task files that declares a task of the cell (a task known
+        from its dataset's carried file needs none: the cell's ``--dataset`` brings it)."""
+        from nlue.registry.task_file.register import load_files
+
+        if self._declared is None:
+            self._declared = {
+                path: {t.name for f in load_files([path]) for t in f.tasks} for path in self.roster.task_files
+            }
+        flag = "--task_file" if snake else "--task-file"
+        return [arg for path, names in self._declared.items() if names & set(tasks) for arg in (flag, path)]
 
     def name(self, model: RosterModel, run: RunSpec, *extra: str | None) -> str:
         return "__".join(filter(None, [model.name, run.settings.get("label"), *extra]))
@@ -130,7 +149,7 @@ class GridBuilder:
         return ["--limit", str(run.settings["limit"])] if run.settings.get("limit") else []
 
     def items(self, run: RunSpec, task: str, split: str = "test") -> tuple[int, bool]:
-        value = self.roster.datasets.get(COMMANDS[run.command].benchmark)
+        value = self.dataset_value(run, task)
         count, exact = self.sizes.size(value, task, split)
         limit = run.settings.get("limit")
         return (min(count, limit) if limit else count), not exact
@@ -141,7 +160,8 @@ class GridBuilder:
         for task in s["tasks"]:
             for preset in s["presets"]:
                 name = self.name(model, run, preset if len(s["presets"]) > 1 else None)
-                argv = ["train", "--model", model.id, "--task", task, *self.dataset(run),
+                argv = ["train", "--model", model.id, "--task", task, *self.dataset(run, task),
+                        *self.task_files([task], snake=True),
                         "--output_dir", str(self.runs / f"{name}-{task}"),
                         "--results_dir", str(self.results), "--results_name", name]  # fmt: skip
                 if preset == LORA:
@@ -182,28 +202,33 @@ class GridBuilder:
         from nlue.registry.tasks import get_task
 
         s = run.settings
-        tasks = s["tasks"] or list(command_tasks(run.command))
         language_arg, languages = self._languages(run)
-        for mode in s["modes"]:
+        # One call per dataset: the NLUE tasks in one, each user benchmark's in its own (its own --dataset).
+        groups: dict[str | None, list[str]] = {}
+        for task in s["tasks"] or []:
+            groups.setdefault(self.dataset_value(run, task), []).append(task)
+        cells = [(mode, shots, named) for mode in s["modes"] for shots in s["shots"]
+                 for named in (list(groups.values()) or [None])]  # fmt: skip
+        for mode, shots, named in cells:
             if cannot_run(model.kind, run.command, None, mode):
                 continue
-            for shots in s["shots"]:
-                name = self.name(model, run)
-                argv = ["llm", "nlue", *model_options(model), *self.dataset(run)]
-                argv += ["--tasks", *s["tasks"]] if s["tasks"] else []
-                argv += ["--prompt-language", language_arg, "--mode", mode, "--shots", str(shots),
-                         "--results-dir", str(self.results), "--name", name]  # fmt: skip
-                argv += self.max_new_tokens(run, mode)
-                argv += [*self.limit(run), *self.common(run), *run.args]
-                cost = Cost()
-                for task in tasks:
-                    items, estimated = self.items(run, task)
-                    labels = len(get_task(task).label_names)
-                    cost.add(self._request_cost(model, mode, items * labels * len(languages),
-                                                items * len(languages), estimated))  # fmt: skip
-                setting = f"{'+'.join(languages)} {shots}-shot {mode}"
-                writes = frozenset(("llm nlue", name, lang, shots, mode, t) for lang in languages for t in tasks)
-                yield Cell(model.name, run.command, setting, tuple(argv), name, run.where, setting, cost, writes)
+            tasks = named or list(command_tasks(run.command, users=False))  # no --tasks: the command's default
+            name = self.name(model, run)
+            argv = ["llm", "nlue", *model_options(model), *self.dataset(run, tasks[0] if named else None)]
+            argv += ["--tasks", *named, *self.task_files(named)] if named else []
+            argv += ["--prompt-language", language_arg, "--mode", mode, "--shots", str(shots),
+                     "--results-dir", str(self.results), "--name", name]  # fmt: skip
+            argv += self.max_new_tokens(run, mode)
+            argv += [*self.limit(run), *self.common(run), *run.args]
+            cost = Cost()
+            for task in tasks:
+                items, estimated = self.items(run, task)
+                labels = len(get_task(task).label_names)
+                cost.add(self._request_cost(model, mode, items * labels * len(languages),
+                                            items * len(languages), estimated))  # fmt: skip
+            setting = f"{'+'.join(languages)} {shots}-shot {mode}"
+            writes = frozenset(("llm nlue", name, lang, shots, mode, t) for lang in languages for t in tasks)
+            yield Cell(model.name, run.command, setting, tuple(argv), name, run.where, setting, cost, writes)
 
     def llm_mcq(self, model: RosterModel, run: RunSpec) -> Iterator[Cell]:
         s = run.settings
@@ -214,7 +239,8 @@ class GridBuilder:
                     continue
                 for shots in s["shots"]:
                     name = self.name(model, run)
-                    argv = ["llm", "mcq", *model_options(model), *self.dataset(run), "--task", task,
+                    argv = ["llm", "mcq", *model_options(model), *self.dataset(run, task), "--task", task,
+                            *self.task_files([task]),
                             "--prompt-language", language_arg, "--mode", mode, "--shots", str(shots),
                             "--results-dir", str(self.results), "--name", name]  # fmt: skip
                     if s.get("choices"):

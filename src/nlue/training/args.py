@@ -8,7 +8,8 @@ validation loss, and the best checkpoint restored before the final evaluation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,13 @@ class DataArguments:
     dataset: str | None = field(
         default=None,
         metadata={"help": "Built NLUE dataset: a Hub id or a local folder. Default: the embedded sample data."},
+    )
+    task_file: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "Task files (YAML), folders of them or benchmark files whose tasks --task may name (the tasks a "
+            "--dataset built by nlue carries are known without it; so are those of $NLUE_TASK_FILES)."
+        },
     )
     max_seq_length: int = field(default=128, metadata={"help": "Longest tokenized input; longer inputs are cut."})
     max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training rows."})
@@ -224,3 +232,13 @@ def _options_problem(exc: BaseException, where: str) -> str:
 
 def _hint(message: str) -> str:
     return _STRATEGY_HINT if "load_best_model_at_end" in message else ""
+
+
+@contextlib.contextmanager
+def data_task_files(data: DataArguments) -> Iterator[None]:
+    """The task files the recipe's data arguments name (``task_file``, those ``dataset`` carries), registered
+    while the block runs: what a YAML or JSON file of arguments gives, which no scan of the command line sees."""
+    from nlue.registry.task_file.activate import activated_task_files
+
+    with activated_task_files(data.task_file, [data.dataset], [data.task], environ={}):
+        yield

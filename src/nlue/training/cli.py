@@ -10,7 +10,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from nlue.cli_support import configure_logging, run_command, split_logging_flags
+from nlue.cli_support import configure_logging, run_command, run_with_task_files, split_logging_flags
 
 logger = logging.getLogger(__name__)
 
@@ -23,6 +23,7 @@ def train_main(argv: Sequence[str] | None = None, prog: str = "nlue train") -> i
         ModelArguments,
         NlueTrainingArguments,
         RecipeArguments,
+        data_task_files,
         parse,
     )
     from nlue.training.run import run_training
@@ -31,7 +32,8 @@ def train_main(argv: Sequence[str] | None = None, prog: str = "nlue train") -> i
     model_args, data_args, lora_args, recipe_args, training_args = parse(
         (ModelArguments, DataArguments, LoraArguments, RecipeArguments, NlueTrainingArguments), args, prog
     )
-    outcome = run_training(model_args, data_args, lora_args, recipe_args, training_args)
+    with data_task_files(data_args):
+        outcome = run_training(model_args, data_args, lora_args, recipe_args, training_args)
     if training_args.process_index == 0:
         print(f"checkpoint : {outcome.output_dir}")
         print(f"results    : {outcome.results_path}")
@@ -66,6 +68,11 @@ def run_hf_command(name: str, argv: Sequence[str] | None = None, prog: str | Non
     from nlue.training.search import search_main
 
     commands = {"train": train_main, "search": search_main}
-    verbose, quiet, rest = split_logging_flags(list(sys.argv[1:] if argv is None else argv))
+    given = list(sys.argv[1:] if argv is None else argv)
+    verbose, quiet, rest = split_logging_flags(given)
     configure_logging(verbose, quiet)
-    return run_command(name, lambda: commands[name](rest, prog=prog or f"nlue {name}"))
+    # --task-file, $NLUE_TASK_FILES and the files a --dataset carries, registered before the arguments are
+    # parsed (trainers/train.py and torchrun's every process come through here too).
+    return run_with_task_files(
+        name, given, lambda: run_command(name, lambda: commands[name](rest, prog=prog or f"nlue {name}"))
+    )

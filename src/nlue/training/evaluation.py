@@ -149,6 +149,10 @@ def run_evaluation(
         attach(result, item_rows, results_dir, slug)
         write_result(result, results_dir, slug, overwrite=overwrite)
         scored[task_name] = result.metrics
-    summary = nlue_score(scored, tasks=wanted).as_dict()
+    # The NLUE score is the mean over NLUE's tasks; a task of a task file is scored beside it, never in it.
+    of_nlue = [t for t in wanted if t in TASK_NAMES]
+    summary = nlue_score({t: m for t, m in scored.items() if t in of_nlue}, tasks=of_nlue).as_dict()
+    summary["task_scores"].update({t: get_task(t).primary_from(m) for t, m in scored.items() if t not in of_nlue})
+    summary["nlue_tasks"] = of_nlue
     summary["skipped"] = skipped
     return summary

@@ -307,7 +307,7 @@ def _rank(trials: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def search_main(argv: list[str] | None = None, prog: str = "nlue search") -> int:
     import sys
 
-    from nlue.training.args import parse
+    from nlue.training.args import data_task_files, parse
 
     args = list(sys.argv[1:] if argv is None else argv)
     model_args, data_args, lora_args, recipe_args, search_args, training_args = parse(
@@ -315,7 +315,8 @@ def search_main(argv: list[str] | None = None, prog: str = "nlue search") -> int
         args,
         prog,
     )
-    summary = run_search(model_args, data_args, lora_args, recipe_args, search_args, training_args)
+    with data_task_files(data_args):
+        summary = run_search(model_args, data_args, lora_args, recipe_args, search_args, training_args)
     if training_args.process_index == 0:
         from nlue.data.access import is_sample
         from nlue.data.sample import SAMPLE_DATA_NOTE

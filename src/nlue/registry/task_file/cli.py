@@ -22,7 +22,6 @@ from nlue.errors import NlueError
 from nlue.registry.kinds import KINDS
 from nlue.registry.task_file.load import check_file, task_file_paths
 from nlue.registry.task_file.problems import Problem
-from nlue.registry.task_file.register import registered_task_files
 from nlue.registry.task_file.template import task_file_template
 from nlue.text.safe import terminal_safe
 
@@ -141,11 +140,8 @@ def _run(args: argparse.Namespace) -> int:
         return _validate(args.files)
     if args.action == "new":
         return _new(args)
-    if args.task_file:
-        with registered_task_files(args.task_file):
-            return _print_registry(args)
-    return _print_registry(args)
+    return _print_registry(args)  # the --task-file files are registered by the backbone (run_with_parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_with_parser("tasks", build_parser(), argv, _run)
+    return run_with_parser("tasks", build_parser, argv, _run)

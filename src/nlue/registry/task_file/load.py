@@ -48,6 +48,11 @@ class LoadedFile:
     listed: tuple[Path, ...] = ()
 
 
+def is_user_task(task: TaskSpec) -> bool:
+    """A task of a benchmark other than the package's own (NLUE, the exams, neDIOM): no paper of nlue's is behind it."""
+    return task.benchmark not in SHIPPED_BENCHMARKS
+
+
 def _problems_of(read: ReadFile, found: Iterable[tuple[Path_, str]], prefix: Path_ = ()) -> list[Problem]:
     return [read.problem((*prefix, *path), message) for path, message in found]
 
