@@ -134,6 +134,32 @@ def test_a_user_exam_in_both_modes(tasks: dict[str, Any], tiny_lms, tmp_path: Pa
     assert result["task"] == "si_exam" and result["dataset"]["items"] == 2
 
 
+SINHALA_LABELS = ("විෂය:", "මට්ටම:", "ප්‍රශ්නය:")  # si_exam's own subject, level and question labels
+
+
+@pytest.mark.parametrize("mode", ["generate", "loglik"])
+def test_a_user_exam_prompted_in_its_own_language(tasks: dict[str, Any], tiny_lms, tmp_path: Path, mode: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """Issue 30, item 2 (leftover 1): `llm mcq --prompt-language native` on a Sinhala exam, a language nlue ships
+    no prompt words for: the prompt (its preview, the requests, the stop sequence) is the task file's Sinhala."""
+    common = ["llm", "mcq", "--model", str(tiny_lms["gpt2"]), "--dataset", str(tasks["builds"]["si_exam"]),
+              "--task", "si_exam", "--mode", mode, "--prompt-language", "native", "--limit", "2"]  # fmt: skip
+    assert main([*common, "--show-prompt", "--no-chat", "--shots", "1", "-q"]) == 0
+    shown = capsys.readouterr().out
+    assert "si prompt · 1-shot" in shown and "පහත ප්‍රශ්නයට නිවැරදි පිළිතුර තෝරන්න." in shown
+    assert all(shown.count(label) == 4 for label in SINHALA_LABELS)  # 2 items, each after 1 demonstration
+    argv = [*common, "--max-new-tokens", "8", "--results-dir", str(tmp_path), "--bootstrap", "0", "--no-chart", "-q"]
+    assert main(argv) == 0
+    suffix = "-loglik" if mode == "loglik" else ""
+    result = json.loads((tmp_path / f"gpt2__si-0shot{suffix}-limit2" / "si_exam.json").read_text(encoding="utf-8"))
+    assert result["hyperparameters"]["prompt_language"] == "si" and result["dataset"]["items"] == 2
+    requests = [json.dumps(request, ensure_ascii=False) for request in _journal_requests(tmp_path)]
+    assert len(requests) == (2 if mode == "generate" else 8)  # 2 items; by log-likelihood, 4 options each
+    assert all(all(label in r for label in SINHALA_LABELS) and "Subject:" not in r for r in requests)
+    if mode == "generate":
+        assert result["hyperparameters"]["stop"] == ["\nවිෂය:"]
+
+
 def test_the_lm_eval_export_of_user_tasks_runs_in_lm_eval(tasks: dict[str, Any], tiny_lms, tmp_path: Path) -> None:
     """Issue 30, item 2: `nlue export lm-eval` of two user tasks (one named by --task-file, one carried by its
     dataset), run by lm-evaluation-harness itself on a tiny model."""

@@ -6,7 +6,8 @@ sweep): a task file beside its data files. (tests/user_tasks.py holds the tasks 
 * ``ne_topic``: Nepali news headlines in five topics, train from a TSV whose topic column holds Nepali
   words (one row mapped to ``drop``), test from JSON lines whose topics are numbers: each split with
   its own column and label maps; English and Nepali prompts, no answer line (the shipped one serves);
-* ``si_exam``: a small Sinhala arithmetic exam (multiple choice, ``demo`` and ``test``), prompted in English.
+* ``si_exam``: a small Sinhala arithmetic exam (multiple choice, ``demo`` and ``test``), prompted in English or
+  in Sinhala (``--prompt-language native``), a language nlue ships no prompt words for.
 
 Every sentence is ours, written for these tests.
 """
@@ -112,6 +113,11 @@ prompts:
   en:
     instruction: Choose the one correct option.
     field_labels: {subject: Subject, level: Level, question: Question}
+    answer_cue: "Answer key:"
+    label_words: [A, B, C, D]
+  si:
+    instruction: පහත ප්‍රශ්නයට නිවැරදි පිළිතුර තෝරන්න.
+    field_labels: {subject: විෂය, level: මට්ටම, question: ප්‍රශ්නය}
     answer_cue: "Answer key:"
     label_words: [A, B, C, D]
 data:
