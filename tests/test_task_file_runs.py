@@ -25,19 +25,19 @@ pytest.importorskip("transformers")
 
 from nlue.cli import main
 from nlue.registry.label_prompts import ANSWER_LINES
-from tests.user_task_files import write_ne_topic, write_si_exam, write_ur_sentiment
+from tests.user_task_files import write_ne_idioms, write_ne_topic, write_si_exam, write_ur_sentiment
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 @pytest.fixture(scope="module")
 def tasks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The three task files, each built by `nlue build --task-file`, and a tiny encoder."""
+    """The four task files, each built by `nlue build --task-file`, and a tiny encoder."""
     from nlue.lm.tiny import save_tiny_encoder
 
     folder = tmp_path_factory.mktemp("user-tasks")
     files = {"ur_sentiment": write_ur_sentiment(folder), "ne_topic": write_ne_topic(folder),
-             "si_exam": write_si_exam(folder)}  # fmt: skip
+             "si_exam": write_si_exam(folder), "ne_idioms": write_ne_idioms(folder)}  # fmt: skip
     out = folder / "build"
     for path in files.values():
         assert main(["build", "--task-file", str(path), "--out", str(out), "-q"]) == 0
@@ -158,6 +158,32 @@ def test_a_user_exam_prompted_in_its_own_language(tasks: dict[str, Any], tiny_lm
     assert all(all(label in r for label in SINHALA_LABELS) and "Subject:" not in r for r in requests)
     if mode == "generate":
         assert result["hyperparameters"]["stop"] == ["\nවිෂය:"]
+
+
+@pytest.mark.parametrize("mode", ["loglik", "generate"])
+def test_a_user_idiomaticity_task_is_asked_in_its_own_words(
+    tasks: dict[str, Any], tiny_lms, tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str
+) -> None:
+    """Issue 30, item 2 (leftover 2): `nlue idioms eval --task ne_idioms` (the task carried by its --dataset): the
+    zero-shot prompts, label words and answer line are the task file's, not neDIOM's; no paper rows are printed."""
+    argv = ["idioms", "eval", "--task", "ne_idioms", "--dataset", str(tasks["builds"]["ne_idioms"]), "--model",
+            str(tiny_lms["gpt2"]), "--setting", "zero-shot", "--context", "S2", "--idiom", "with", "--limit", "2",
+            "--mode", mode, "--max-new-tokens", "4", "--prompt-language", "both", "--bootstrap", "0",
+            "--results-dir", str(tmp_path), "-q"]  # fmt: skip
+    assert main(argv) == 0
+    assert "(paper)" not in capsys.readouterr().out  # neDIOM's Table 3 is not this task's
+    written = sorted(p.parent.name for p in tmp_path.glob("*/ne_idioms.json"))
+    suffix = "-generate" if mode == "generate" else ""
+    assert written == [f"gpt2__zero-shot-{lang}{suffix}-limit2__v1-S2-with-idiom" for lang in ("en", "ne")]
+    requests = _journal_requests(tmp_path)
+    prompts = [r.get("context") or r.get("prompt") or json.dumps(r, ensure_ascii=False) for r in requests]
+    assert any(p.startswith("Does the idiom in this passage carry its figurative meaning") for p in prompts)
+    assert any(p.startswith("यस अनुच्छेदमा टुक्काको अर्थ घुमाउरो हो कि सोझो?") and "अनुच्छेद: " in p for p in prompts)
+    assert not any("In the text below" in p or "तलको पाठमा" in p for p in prompts)  # neDIOM's own words
+    if mode == "loglik":
+        assert {r["continuation"] for r in requests} == {" figurative", " plain", " घुमाउरो", " सोझो"}
+    else:
+        assert any("Write only one word, either figurative or plain.\nMeaning:" in p for p in prompts)
 
 
 def test_the_lm_eval_export_of_user_tasks_runs_in_lm_eval(tasks: dict[str, Any], tiny_lms, tmp_path: Path) -> None:
