@@ -122,6 +122,33 @@ def test_a_causal_lm_is_asked_the_task_files_prompts(
         assert any(json.dumps(shipped, ensure_ascii=False)[1:-1] in p for p in prompts)
 
 
+def test_a_rerun_with_reworded_prompts_is_another_run(
+    tasks: dict[str, Any], tiny_lms, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30, item 2 (leftover 3): the task file's declaration is part of a run's identity, so a rerun after its
+    prompt was reworded is refused (exit 2, saying task_fingerprint differs) instead of silently taking the old
+    result's place; --overwrite replaces it, and the new file records the new fingerprint."""
+    original = tasks["files"]["ur_sentiment"]
+    reworded = original.with_name("ur_sentiment_reworded.yaml")  # beside it: its data paths stay right
+    text = original.read_text(encoding="utf-8")
+    reworded.write_text(text.replace("Is the opinion in this review", "Is the feeling in this review"), "utf-8")
+    argv = ["llm", "nlue", "--model", str(tiny_lms["gpt2"]), "--dataset", str(tasks["builds"]["ur_sentiment"]),
+            "--tasks", "ur_sentiment", "--mode", "loglik", "--limit", "2", "--results-dir", str(tmp_path),
+            "--bootstrap", "0", "-q"]  # fmt: skip
+    assert main([*argv, "--task-file", str(original)]) == 0
+    result = tmp_path / "gpt2__en-0shot-limit2" / "ur_sentiment.json"
+    first = json.loads(result.read_text(encoding="utf-8"))
+    assert main([*argv, "--task-file", str(original)]) == 0  # the same run again: replaced quietly
+    capsys.readouterr()
+    assert main([*argv, "--task-file", str(reworded)]) == 2
+    err = capsys.readouterr().err
+    assert "task_fingerprint: " in err and "--overwrite" in err
+    assert json.loads(result.read_text(encoding="utf-8"))["identity_key"] == first["identity_key"]
+    assert main([*argv, "--task-file", str(reworded), "--overwrite"]) == 0
+    second = json.loads(result.read_text(encoding="utf-8"))
+    assert second["identity"]["task_fingerprint"] != first["identity"]["task_fingerprint"]
+
+
 @pytest.mark.parametrize("mode", ["generate", "loglik"])
 def test_a_user_exam_in_both_modes(tasks: dict[str, Any], tiny_lms, tmp_path: Path, mode: str) -> None:
     """Issue 30, item 2: `llm mcq` on a Sinhala exam declared in a task file (its dataset carries the file)."""
