@@ -198,6 +198,7 @@ def _key_as_version_1(identity: dict) -> str:
     text = json.dumps({n: identity.get(n) for n in names}, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
+
 # ------------------------------------------------------------------ item 2: the journal keys on what answers
 def test_answers_from_one_server_never_stand_for_anothers(
     transformers_serve, sample_build, tmp_path: Path, capsys: pytest.CaptureFixture[str]

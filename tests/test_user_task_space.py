@@ -170,6 +170,7 @@ def test_a_space_on_builds_of_task_files_knows_their_tasks_without_the_files(
         app["TASKS"].close()
     assert not set(user_task_runs.builds) & set(TASKS)
 
+
 # ------------------------------------------------------------------ the page, in a browser
 def _free_port() -> int:
     with socket.socket() as probe:
