@@ -37,6 +37,7 @@ from nlue.evals.submission import (
     open_eval_results_prs,
     open_pull_request,
 )
+from nlue.registry.task_file.cli import add_task_file_option
 from nlue.results import RESULTS_DIR_HELP, default_results_dir
 from nlue.text.safe import terminal_safe
 
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--eval-results-pr", action="store_true",
                         help="also open a pull request on each scored model's repo adding its checked scores as the "
                              "Hub's evaluation results (.eval_results/)")  # fmt: skip
+    add_task_file_option(parser)  # registered by the backbone before this parser is built
     add_logging_options(parser)
     return parser
 
@@ -91,4 +93,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue submit` with ``argv`` (without the `submit` word); return the exit status."""
-    return run_with_parser("submit", build_parser(), argv, run)
+    return run_with_parser("submit", build_parser, argv, run)  # built once the command's task files are registered
