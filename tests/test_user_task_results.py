@@ -232,4 +232,10 @@ def test_the_readers_take_task_files_on_their_command_line(
         argv = ["submit", str(run), "--repo-id", "me/results", "--release", str(bare), "--dry-run", *own]
         assert main(argv) == 0, capsys.readouterr().err
         assert f"{run}: 1 results checked" in capsys.readouterr().out
+        # Several releases (NLUE's and each task's own build): every one's carried files, not the first's alone.
+        shutil.copy(user_task_runs.results / FINE_TUNED_RUN / "ur_review_sentiment.json", run)
+        shutil.copy(user_task_runs.results / FINE_TUNED_RUN / "ur_review_sentiment.predictions.jsonl", run)
+        releases = [release, str(user_task_runs.builds["ur_review_sentiment"])]
+        assert main(["submit", str(run), "--repo-id", "me/results", "--release", *releases, "--dry-run"]) == 0
+        assert f"{run}: 2 results checked" in capsys.readouterr().out
     assert not set(TASK_NAMES) & set(TASKS)

@@ -72,6 +72,14 @@ def run(args: argparse.Namespace) -> int:
     results_dir = args.results_dir or default_results_dir()
     if not folder.is_dir() and (results_dir / args.run).is_dir():
         folder = results_dir / args.run
+    from nlue.registry.task_file.activate import activated_task_files
+
+    # Every release's carried task files (the backbone reads the first --release only): NLUE's and your task's build.
+    with activated_task_files(datasets=args.release):
+        return _submit(args, folder)
+
+
+def _submit(args: argparse.Namespace, folder: Path) -> int:
     submission = check_run(folder, args.release)
     print(f"{folder}: {len(submission.rows)} results checked; the pull request on {args.repo_id} (dataset repo) adds:")
     for path, local, size in submission.files:
