@@ -207,3 +207,21 @@ def test_no_parser_credits_the_gold_when_the_output_never_names_it(fragments: st
     output = (fragments + noise).replace("B", "").replace("b", "").replace(OPTIONS[gold], "")
     for parse in (parse_strict, parse_lenient):
         assert parse(output, OPTIONS, question=QUESTION).prediction != 1
+
+
+def test_an_echo_of_a_user_exams_own_prompt_lines(tmp_path) -> None:
+    """Issue 30, item 2 (leftover 1): the strict parser knows an echo of the prompt a user's exam declares (Sinhala,
+    a language nlue ships no prompt words for), as it knows the shipped languages' (given the task)."""
+    from nlue.registry.task_file.load import load_task_file
+    from tests.user_task_files import write_si_exam
+
+    task = load_task_file(write_si_exam(tmp_path))
+    item = {"id": "s1", "question": "7 + 5 කීයද?", "A": "12", "B": "10", "C": "13", "D": "11", "language": "si"}
+    echoed = "විෂය: STEM – mathematics\nමට්ටම: Grade 9\nමම හිතන්නේ මෙය ලේසියි"  # the first lines again, then prose
+    assert parse_item_output(echoed, item, "si", task=task).category == REFUSAL_OR_ECHO
+    assert parse_item_output(echoed, item, "si", lenient=True, task=task).category == REFUSAL_OR_ECHO
+    assert parse_item_output(echoed, item, "si").category == NO_KEY_LINE  # without the task: not known as an echo
+    opening = "පහත ප්‍රශ්නයට නිවැරදි පිළිතුර තෝරන්න.\nAnswer key: A"  # the system prompt repeated
+    assert parse_item_output(opening, item, "si", task=task).category == REFUSAL_OR_ECHO
+    valid = parse_item_output("Answer key: A\nAnswer text: 12", item, "si", task=task)
+    assert valid.valid and valid.key == "A"

@@ -121,6 +121,84 @@ def test_what_may_replace_what() -> None:
     assert "another identity" in str(replacement_refusal({"identity": trained}, other))
 
 
+def test_a_tasks_declaration_is_part_of_a_runs_identity(tmp_path: Path) -> None:
+    """Issue 30, item 2 (leftover 3): the task's declaration fingerprint is in the identity and its key, for shipped
+    and user tasks: an edit of the prompts, labels, label words or metrics makes another identity, an edit of the
+    title, description or citation does not, and the copy a build carries fingerprints as the file it came from."""
+    from nlue.registry.declaration import task_fingerprint
+    from nlue.registry.task_file.carry import carried_text
+    from nlue.registry.task_file.load import load_task_file
+    from nlue.registry.tasks import TASKS, registered_task_files
+    from nlue.run_identity import identity_key, replacement_refusal
+    from tests.user_task_files import write_ur_sentiment
+
+    shipped = {name: task_fingerprint(task) for name, task in TASKS.items()}
+    assert len(set(shipped.values())) == len(shipped) and _identity()["task_fingerprint"] == shipped["sa"]
+    path = write_ur_sentiment(tmp_path)
+    original = path.read_text(encoding="utf-8")
+    first = load_task_file(path)
+
+    def edited(old: str, new: str) -> str:
+        assert old in original
+        path.write_text(original.replace(old, new), encoding="utf-8")
+        return task_fingerprint(load_task_file(path))
+
+    described = original.replace("title: ", "title: Edited ").replace("description: ", "description: Edited ")
+    path.write_text(described, encoding="utf-8")
+    assert task_fingerprint(load_task_file(path)) == task_fingerprint(first)  # words about the task
+    instruction = first.prompts["ur"].instruction
+    assert edited(instruction, instruction + " جواب دیں") != task_fingerprint(first)  # a prompt
+    assert edited("label_field: label\n", "label_field: label\nprimary_metric: accuracy\n") != task_fingerprint(first)
+    label_word = first.prompts["en"].label_words[0]
+    assert edited(f"{label_word},", f"{label_word}ly,") != task_fingerprint(first)  # a label word
+    path.write_text(original, encoding="utf-8")
+    carried = tmp_path / "carried.yaml"  # as `nlue build` writes it into the dataset (no data:, its benchmark)
+    carried.write_text(carried_text(first), encoding="utf-8")
+    assert task_fingerprint(load_task_file(carried)) == task_fingerprint(first)
+    # In a run's identity, through the registry: the edited prompt is another identity, said so.
+    with registered_task_files([path]):
+        before = _identity_of("ur_sentiment")
+    path.write_text(original.replace(instruction, instruction + " جواب دیں"), encoding="utf-8")
+    with registered_task_files([path]):
+        after = _identity_of("ur_sentiment")
+    assert identity_key(before) != identity_key(after)
+    assert "task_fingerprint: " in str(replacement_refusal({"identity": before}, after))
+
+
+def _identity_of(task: str, **changes: object) -> dict:
+    from nlue.run_identity import SplitFacts, run_identity
+
+    answerer = {"backend": "transformers", "model": "m", "model_fingerprint": "sampled-sha256:aa", "endpoint": None}
+    fields = {"mode": "loglik", "shots": 0, "prompt_language": "en", "limit": None, "seed": 42, **changes}
+    return run_identity(task, answerer, SplitFacts("d" * 64, 10, 10), **fields)  # type: ignore[arg-type]
+
+
+def test_a_result_written_before_the_task_fingerprint_counts_it_as_unknown() -> None:
+    """Issue 30, item 2 (leftover 3): a results file of identity version 1 (no task_fingerprint) keeps its key; a
+    complete run that agrees on the rest replaces it, a partial one or one that differs elsewhere does not."""
+    from nlue.run_identity import identity_key, replacement_refusal
+
+    older = {k: v for k, v in _identity().items() if k != "task_fingerprint"} | {"version": 1}
+    assert identity_key(older) == _key_as_version_1(older)  # the key it was written with
+    assert replacement_refusal({"identity": older}, _identity()) is None  # unknown there, the rest the same
+    partial = {k: v for k, v in _identity(limit=3, items=3).items() if k != "task_fingerprint"}
+    assert "before run identities recorded task_fingerprint" in str(
+        replacement_refusal({"identity": partial}, _identity(limit=3, items=3))
+    )
+    refused = str(replacement_refusal({"identity": older}, _identity(seed=1)))
+    assert "seed: 42 there, 1 in this run" in refused and "task_fingerprint" not in refused
+
+
+def _key_as_version_1(identity: dict) -> str:
+    """identity_key as version 1 computed it (its key fields, without task_fingerprint)."""
+    import hashlib
+
+    names = ("task", "split", "model", "backend", "model_fingerprint", "endpoint", "mode", "shots", "prompt_language",
+             "limit", "seed", "dataset_fingerprint", "demonstrations_fingerprint", "settings")  # fmt: skip
+    text = json.dumps({n: identity.get(n) for n in names}, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 # ------------------------------------------------------------------ item 2: the journal keys on what answers
 def test_answers_from_one_server_never_stand_for_anothers(
     transformers_serve, sample_build, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -233,3 +233,28 @@ def test_a_hub_datasets_task_file_is_fetched_and_offline_the_user_is_told(
     monkeypatch.setattr("huggingface_hub.HfApi.list_repo_files", lambda self, repo_id, repo_type=None: listing)
     with activated_task_files(datasets=["me/ne_topic"]) as known:
         assert [task.name for task in known] == ["ne_topic"] and TASKS["ne_topic"].license == "cc-by-sa-4.0"
+
+
+def test_push_checks_the_task_files_a_build_carries_before_anything_is_sent(
+    builds: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30, item 2 (leftover 4): `nlue push --dry-run` of a build whose carried task files were edited since
+    (or broken) refuses with every problem of every file, exit 2, before it plans or shows anything; a sound build
+    says its carried files were checked, and lm-eval's note knows the carried task."""
+    good = ["push", str(builds["ne_topic"]), "--repo-id", "me/ne_topic", "--dry-run"]
+    assert main(good) == 0
+    out = capsys.readouterr().out
+    assert "task files carried (tasks/): 1, each checked" in out and "lm-evaluation-harness runs ne_topic" in out
+    repo = tmp_path / "ne_topic"
+    shutil.copytree(builds["ne_topic"], repo)
+    carried = repo / "tasks" / "ne_topic.yaml"
+    text = carried.read_text(encoding="utf-8")
+    carried.write_text(text.replace("kind: classification", "kind: clasification"), encoding="utf-8")
+    (repo / "tasks" / "another.yaml").write_text("name: Another\nkind: classification\n", encoding="utf-8")
+    assert main(["push", str(repo), "--repo-id", "me/ne_topic", "--dry-run"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # refused before the plan is shown
+    err = captured.err
+    assert f"{repo / 'tasks' / 'ne_topic.yaml'}:" in err and 'kind: got "clasification"' in err
+    assert f"{repo / 'tasks' / 'another.yaml'}:1: name: " in err and "label_field: missing" in err
+    assert err.count("\n  ") == len(check_file(carried)) + len(check_file(repo / "tasks" / "another.yaml"))

@@ -25,19 +25,19 @@ pytest.importorskip("transformers")
 
 from nlue.cli import main
 from nlue.registry.label_prompts import ANSWER_LINES
-from tests.user_task_files import write_ne_topic, write_si_exam, write_ur_sentiment
+from tests.user_task_files import write_ne_idioms, write_ne_topic, write_si_exam, write_ur_sentiment
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 @pytest.fixture(scope="module")
 def tasks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The three task files, each built by `nlue build --task-file`, and a tiny encoder."""
+    """The four task files, each built by `nlue build --task-file`, and a tiny encoder."""
     from nlue.lm.tiny import save_tiny_encoder
 
     folder = tmp_path_factory.mktemp("user-tasks")
     files = {"ur_sentiment": write_ur_sentiment(folder), "ne_topic": write_ne_topic(folder),
-             "si_exam": write_si_exam(folder)}  # fmt: skip
+             "si_exam": write_si_exam(folder), "ne_idioms": write_ne_idioms(folder)}  # fmt: skip
     out = folder / "build"
     for path in files.values():
         assert main(["build", "--task-file", str(path), "--out", str(out), "-q"]) == 0
@@ -122,6 +122,33 @@ def test_a_causal_lm_is_asked_the_task_files_prompts(
         assert any(json.dumps(shipped, ensure_ascii=False)[1:-1] in p for p in prompts)
 
 
+def test_a_rerun_with_reworded_prompts_is_another_run(
+    tasks: dict[str, Any], tiny_lms, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30, item 2 (leftover 3): the task file's declaration is part of a run's identity, so a rerun after its
+    prompt was reworded is refused (exit 2, saying task_fingerprint differs) instead of silently taking the old
+    result's place; --overwrite replaces it, and the new file records the new fingerprint."""
+    original = tasks["files"]["ur_sentiment"]
+    reworded = original.with_name("ur_sentiment_reworded.yaml")  # beside it: its data paths stay right
+    text = original.read_text(encoding="utf-8")
+    reworded.write_text(text.replace("Is the opinion in this review", "Is the feeling in this review"), "utf-8")
+    argv = ["llm", "nlue", "--model", str(tiny_lms["gpt2"]), "--dataset", str(tasks["builds"]["ur_sentiment"]),
+            "--tasks", "ur_sentiment", "--mode", "loglik", "--limit", "2", "--results-dir", str(tmp_path),
+            "--bootstrap", "0", "-q"]  # fmt: skip
+    assert main([*argv, "--task-file", str(original)]) == 0
+    result = tmp_path / "gpt2__en-0shot-limit2" / "ur_sentiment.json"
+    first = json.loads(result.read_text(encoding="utf-8"))
+    assert main([*argv, "--task-file", str(original)]) == 0  # the same run again: replaced quietly
+    capsys.readouterr()
+    assert main([*argv, "--task-file", str(reworded)]) == 2
+    err = capsys.readouterr().err
+    assert "task_fingerprint: " in err and "--overwrite" in err
+    assert json.loads(result.read_text(encoding="utf-8"))["identity_key"] == first["identity_key"]
+    assert main([*argv, "--task-file", str(reworded), "--overwrite"]) == 0
+    second = json.loads(result.read_text(encoding="utf-8"))
+    assert second["identity"]["task_fingerprint"] != first["identity"]["task_fingerprint"]
+
+
 @pytest.mark.parametrize("mode", ["generate", "loglik"])
 def test_a_user_exam_in_both_modes(tasks: dict[str, Any], tiny_lms, tmp_path: Path, mode: str) -> None:
     """Issue 30, item 2: `llm mcq` on a Sinhala exam declared in a task file (its dataset carries the file)."""
@@ -132,6 +159,58 @@ def test_a_user_exam_in_both_modes(tasks: dict[str, Any], tiny_lms, tmp_path: Pa
     run = next(p for p in tmp_path.iterdir() if p.name.startswith("gpt2__en-0shot"))
     result = json.loads((run / "si_exam.json").read_text(encoding="utf-8"))
     assert result["task"] == "si_exam" and result["dataset"]["items"] == 2
+
+
+SINHALA_LABELS = ("විෂය:", "මට්ටම:", "ප්‍රශ්නය:")  # si_exam's own subject, level and question labels
+
+
+@pytest.mark.parametrize("mode", ["generate", "loglik"])
+def test_a_user_exam_prompted_in_its_own_language(tasks: dict[str, Any], tiny_lms, tmp_path: Path, mode: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """Issue 30, item 2 (leftover 1): `llm mcq --prompt-language native` on a Sinhala exam, a language nlue ships
+    no prompt words for: the prompt (its preview, the requests, the stop sequence) is the task file's Sinhala."""
+    common = ["llm", "mcq", "--model", str(tiny_lms["gpt2"]), "--dataset", str(tasks["builds"]["si_exam"]),
+              "--task", "si_exam", "--mode", mode, "--prompt-language", "native", "--limit", "2"]  # fmt: skip
+    assert main([*common, "--show-prompt", "--no-chat", "--shots", "1", "-q"]) == 0
+    shown = capsys.readouterr().out
+    assert "si prompt · 1-shot" in shown and "පහත ප්‍රශ්නයට නිවැරදි පිළිතුර තෝරන්න." in shown
+    assert all(shown.count(label) == 4 for label in SINHALA_LABELS)  # 2 items, each after 1 demonstration
+    argv = [*common, "--max-new-tokens", "8", "--results-dir", str(tmp_path), "--bootstrap", "0", "--no-chart", "-q"]
+    assert main(argv) == 0
+    suffix = "-loglik" if mode == "loglik" else ""
+    result = json.loads((tmp_path / f"gpt2__si-0shot{suffix}-limit2" / "si_exam.json").read_text(encoding="utf-8"))
+    assert result["hyperparameters"]["prompt_language"] == "si" and result["dataset"]["items"] == 2
+    requests = [json.dumps(request, ensure_ascii=False) for request in _journal_requests(tmp_path)]
+    assert len(requests) == (2 if mode == "generate" else 8)  # 2 items; by log-likelihood, 4 options each
+    assert all(all(label in r for label in SINHALA_LABELS) and "Subject:" not in r for r in requests)
+    if mode == "generate":
+        assert result["hyperparameters"]["stop"] == ["\nවිෂය:"]
+
+
+@pytest.mark.parametrize("mode", ["loglik", "generate"])
+def test_a_user_idiomaticity_task_is_asked_in_its_own_words(
+    tasks: dict[str, Any], tiny_lms, tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str
+) -> None:
+    """Issue 30, item 2 (leftover 2): `nlue idioms eval --task ne_idioms` (the task carried by its --dataset): the
+    zero-shot prompts, label words and answer line are the task file's, not neDIOM's; no paper rows are printed."""
+    argv = ["idioms", "eval", "--task", "ne_idioms", "--dataset", str(tasks["builds"]["ne_idioms"]), "--model",
+            str(tiny_lms["gpt2"]), "--setting", "zero-shot", "--context", "S2", "--idiom", "with", "--limit", "2",
+            "--mode", mode, "--max-new-tokens", "4", "--prompt-language", "both", "--bootstrap", "0",
+            "--results-dir", str(tmp_path), "-q"]  # fmt: skip
+    assert main(argv) == 0
+    assert "(paper)" not in capsys.readouterr().out  # neDIOM's Table 3 is not this task's
+    written = sorted(p.parent.name for p in tmp_path.glob("*/ne_idioms.json"))
+    suffix = "-generate" if mode == "generate" else ""
+    assert written == [f"gpt2__zero-shot-{lang}{suffix}-limit2__v1-S2-with-idiom" for lang in ("en", "ne")]
+    requests = _journal_requests(tmp_path)
+    prompts = [r.get("context") or r.get("prompt") or json.dumps(r, ensure_ascii=False) for r in requests]
+    assert any(p.startswith("Does the idiom in this passage carry its figurative meaning") for p in prompts)
+    assert any(p.startswith("यस अनुच्छेदमा टुक्काको अर्थ घुमाउरो हो कि सोझो?") and "अनुच्छेद: " in p for p in prompts)
+    assert not any("In the text below" in p or "तलको पाठमा" in p for p in prompts)  # neDIOM's own words
+    if mode == "loglik":
+        assert {r["continuation"] for r in requests} == {" figurative", " plain", " घुमाउरो", " सोझो"}
+    else:
+        assert any("Write only one word, either figurative or plain.\nMeaning:" in p for p in prompts)
 
 
 def test_the_lm_eval_export_of_user_tasks_runs_in_lm_eval(tasks: dict[str, Any], tiny_lms, tmp_path: Path) -> None:

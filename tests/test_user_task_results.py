@@ -194,3 +194,48 @@ def test_submit_checks_a_user_tasks_run_against_the_build_that_carries_it(
         assert main(["submit", str(run), "--repo-id", "me/results", "--release", releases[0], "--dry-run"]) == 2
         err = capsys.readouterr().err  # each task needs a release holding it; every problem is reported at once
         assert "cannot load ur_review_sentiment" in err and "cannot load ne_headline_relatedness" in err
+
+
+@pytest.mark.parametrize("command", ["report", "compare", "submit"])
+def test_the_readers_take_task_files_on_their_command_line(
+    command: str, user_task_runs: UserRuns, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Issue 30, item 2 (leftover 6): `nlue report`, `compare` and `submit` list --task-file in --help and take it
+    as every command does (registered before the parser is built: `compare --tasks` checks a user task's name
+    against it), with no in-process registration around them."""
+    assert main([command, "--help"]) == 0
+    assert "--task-file FILE" in capsys.readouterr().out
+    files = [arg for path in user_task_runs.task_files.values() for arg in ("--task-file", str(path))]
+    runs = [str(user_task_runs.results / BASELINE_RUN), str(user_task_runs.results / FINE_TUNED_RUN)]
+    if command == "report":
+        out = tmp_path / "report"
+        argv = ["report", str(user_task_runs.results), "--out", str(out), "--resamples", "50", *files, "-q"]
+        assert main(argv) == 0
+        page = (out / "index.html").read_text(encoding="utf-8")
+        assert all(f'<section id="benchmark_{name}"' in page for name in TASK_NAMES)
+    elif command == "compare":
+        argv = ["compare", *runs, "--tasks", "ur_review_sentiment", "--resamples", "50", "--json",
+                str(tmp_path / "c.json"), *files, "-q"]  # fmt: skip
+        assert main(argv) == 0
+        (found,) = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+        assert found["task"] == "ur_review_sentiment" and found["metric"] == "macro_f1"
+    else:
+        release = str(user_task_runs.builds["ne_news_topic"])
+        bare = tmp_path / "release"  # a release that does not carry its task file: the command line names it
+        shutil.copytree(release, bare)
+        shutil.rmtree(bare / "tasks")
+        run = tmp_path / FINE_TUNED_RUN
+        run.mkdir()
+        for suffix in (".json", ".predictions.jsonl"):
+            shutil.copy(user_task_runs.results / FINE_TUNED_RUN / f"ne_news_topic{suffix}", run)
+        own = ["--task-file", str(user_task_runs.task_files["ne_news_topic"])]
+        argv = ["submit", str(run), "--repo-id", "me/results", "--release", str(bare), "--dry-run", *own]
+        assert main(argv) == 0, capsys.readouterr().err
+        assert f"{run}: 1 results checked" in capsys.readouterr().out
+        # Several releases (NLUE's and each task's own build): every one's carried files, not the first's alone.
+        shutil.copy(user_task_runs.results / FINE_TUNED_RUN / "ur_review_sentiment.json", run)
+        shutil.copy(user_task_runs.results / FINE_TUNED_RUN / "ur_review_sentiment.predictions.jsonl", run)
+        releases = [release, str(user_task_runs.builds["ur_review_sentiment"])]
+        assert main(["submit", str(run), "--repo-id", "me/results", "--release", *releases, "--dry-run"]) == 0
+        assert f"{run}: 2 results checked" in capsys.readouterr().out
+    assert not set(TASK_NAMES) & set(TASKS)

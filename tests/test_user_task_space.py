@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from nlue.registry.task_file.environment import TASK_FILES_VARIABLE, active_task_files
+from nlue.registry.task_file.activate import ENV_VARIABLE as TASK_FILES_VARIABLE
+from nlue.registry.task_file.activate import activated_task_files
 from nlue.registry.tasks import TASKS, registered_task_files
 from tests.user_tasks import BASELINE_RUN, FINE_TUNED_RUN, NEPALI_TOPICS, URDU_LABELS, UserRuns
 
@@ -112,7 +113,7 @@ def test_the_space_registers_task_files_from_its_option_and_the_environment(
     tasks for the Space's life, through one function."""
     files = user_task_runs.task_files
     monkeypatch.setenv(TASK_FILES_VARIABLE, os.pathsep.join(str(files[n]) for n in ("ur_review_sentiment",)))
-    with active_task_files([files["ne_news_topic"]]) as tasks:
+    with activated_task_files([files["ne_news_topic"]]) as tasks:
         assert [t.name for t in tasks] == ["ne_news_topic", "ur_review_sentiment"]
         assert "ur_review_sentiment" in TASKS
     assert "ur_review_sentiment" not in TASKS
@@ -126,6 +127,48 @@ def test_the_space_registers_task_files_from_its_option_and_the_environment(
     args = parser.parse_args(["--task-file", str(files["ne_headline_relatedness"]), "--results-dir", "nowhere"])
     assert serve.run_space_command(args) == 0 and "ne_headline_relatedness" in launched["tasks"]
     assert "ne_headline_relatedness" not in TASKS
+
+
+def test_a_space_on_builds_of_task_files_knows_their_tasks_without_the_files(
+    user_task_runs: UserRuns, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30, item 2 (leftover 5): a Space started on datasets built from task files, no --task-file given
+    (`nlue space --dataset sample BUILD ...`, and app.py with NLUE_SPACE_DATASET), registers the task files the
+    builds carry, through the one function every command uses: each user task has its board and its data pages."""
+    import runpy
+
+    from nlue.cli import main
+    from nlue.space import serve
+    from nlue.space.task_board import declared_boards
+
+    builds = [str(user_task_runs.builds[name]) for name in sorted(user_task_runs.builds)]
+    seen: dict[str, object] = {}
+
+    def look(settings: SpaceSettings, **_: object) -> None:  # what the page would show, without serving it
+        seen["boards"] = [b.task.name for b in declared_boards(settings.results_folders).tasks]
+        frame, _, status = SpaceService(settings).data_page("ur_review_sentiment", "test", 1, 10)
+        seen["data"] = (list(frame.columns), set(frame["sentiment"]), status)
+
+    monkeypatch.setattr(serve, "launch", look)
+    argv = ["space", "--dataset", "sample", *builds, "--results-dir", str(user_task_runs.results), "--models",
+            str(user_task_runs.models)]  # fmt: skip
+    assert main(argv) == 0
+    assert sorted(seen["boards"]) == sorted(user_task_runs.builds)
+    columns, labels, status = seen["data"]
+    assert columns == ["row", "review", "sentiment"] and labels == set(URDU_LABELS) and "ur_review_sentiment" in status
+    assert not set(user_task_runs.builds) & set(TASKS)  # for the Space's life only
+    # The Hub's way: spaces/nlue/app.py, configured by the environment alone.
+    monkeypatch.setenv("NLUE_SPACE_DATASET", os.pathsep.join(["sample", *builds]))
+    monkeypatch.setenv("NLUE_SPACE_RESULTS", str(user_task_runs.results))
+    monkeypatch.setenv("NLUE_SPACE_MODELS", str(user_task_runs.models))
+    app = runpy.run_path(str(Path(__file__).resolve().parents[1] / "spaces" / "nlue" / "app.py"), run_name="app")
+    try:
+        assert set(user_task_runs.builds) <= set(TASKS)
+        look(app["settings"])
+        assert sorted(seen["boards"]) == sorted(user_task_runs.builds)
+    finally:
+        app["TASKS"].close()
+    assert not set(user_task_runs.builds) & set(TASKS)
 
 
 # ------------------------------------------------------------------ the page, in a browser

@@ -1,4 +1,4 @@
-"""Three tasks nlue does not ship, laid out as a user lays them out for the commands (build, train, llm, export,
+"""Four tasks nlue does not ship, laid out as a user lays them out for the commands (build, train, llm, export,
 sweep): a task file beside its data files. (tests/user_tasks.py holds the tasks the readers' tests score.)
 
 * ``ur_sentiment``: Urdu three-class review sentiment (the rows and file of tests/test_task_file.py),
@@ -6,7 +6,9 @@ sweep): a task file beside its data files. (tests/user_tasks.py holds the tasks 
 * ``ne_topic``: Nepali news headlines in five topics, train from a TSV whose topic column holds Nepali
   words (one row mapped to ``drop``), test from JSON lines whose topics are numbers: each split with
   its own column and label maps; English and Nepali prompts, no answer line (the shipped one serves);
-* ``si_exam``: a small Sinhala arithmetic exam (multiple choice, ``demo`` and ``test``), prompted in English.
+* ``ne_idioms``: an idiomaticity task with prompts of its own (not neDIOM's), on neDIOM's sample items;
+* ``si_exam``: a small Sinhala arithmetic exam (multiple choice, ``demo`` and ``test``), prompted in English or
+  in Sinhala (``--prompt-language native``), a language nlue ships no prompt words for.
 
 Every sentence is ours, written for these tests.
 """
@@ -114,9 +116,42 @@ prompts:
     field_labels: {subject: Subject, level: Level, question: Question}
     answer_cue: "Answer key:"
     label_words: [A, B, C, D]
+  si:
+    instruction: පහත ප්‍රශ්නයට නිවැරදි පිළිතුර තෝරන්න.
+    field_labels: {subject: විෂය, level: මට්ටම, question: ප්‍රශ්නය}
+    answer_cue: "Answer key:"
+    label_words: [A, B, C, D]
 data:
   demo: {path: exam/demo.jsonl}
   test: {path: exam/test.jsonl}
+license: cc0-1.0
+"""
+
+NE_IDIOMS_TASK = """\
+name: ne_idioms
+title: Nepali idioms, figurative or plain
+description: Tell whether an idiom in a Nepali passage carries its figurative or its plain word meaning.
+languages: [ne]
+kind: idiomaticity
+category: idiomaticity
+label_field: label
+prompts:
+  en:
+    instruction: Does the idiom in this passage carry its figurative meaning or its plain word meaning?
+    instruction_without_idiom: Does the phrase in this passage carry a figurative meaning or its plain word meaning?
+    field_labels: {idiom: Phrase, context: Passage}
+    answer_cue: "Meaning:"
+    label_words: [figurative, plain]
+    answer_line: {template: "Write only one word, either {words}.", separator: " or "}
+  ne:
+    instruction: यस अनुच्छेदमा टुक्काको अर्थ घुमाउरो हो कि सोझो?
+    instruction_without_idiom: यस अनुच्छेदमा पदावलीको अर्थ घुमाउरो हो कि सोझो?
+    field_labels: {idiom: पदावली, context: अनुच्छेद}
+    answer_cue: "अर्थ:"
+    label_words: [घुमाउरो, सोझो]
+data:
+  train: {path: idioms/train.jsonl}
+  test: {path: idioms/test.jsonl}
 license: cc0-1.0
 """
 
@@ -167,4 +202,18 @@ def write_si_exam(folder: Path) -> Path:
         (folder / "exam" / f"{split}.jsonl").write_text(text, encoding="utf-8")
     path = folder / "si_exam.yaml"
     path.write_text(SI_EXAM_TASK, encoding="utf-8")
+    return path
+
+
+def write_ne_idioms(folder: Path) -> Path:
+    """An idiomaticity task of the user's own (its prompts are not neDIOM's), on the items of neDIOM's embedded
+    sample (our own sentences) copied beside its file."""
+    from nlue.data.sample import sample_data_dir
+
+    (folder / "idioms").mkdir(parents=True, exist_ok=True)
+    for split in ("train", "test"):
+        text = (sample_data_dir() / "nediom" / f"{split}.jsonl").read_text(encoding="utf-8")
+        (folder / "idioms" / f"{split}.jsonl").write_text(text, encoding="utf-8")
+    path = folder / "ne_idioms.yaml"
+    path.write_text(NE_IDIOMS_TASK, encoding="utf-8")
     return path

@@ -3,7 +3,10 @@
 Every command that writes a results file (:mod:`nlue.results`) records ``identity``, an object of
 these fields, and ``identity_key``, a short hash of the fields that define the run:
 
-* ``task``, ``split``: what was scored;
+* ``task``, ``split``: what was scored; ``task_fingerprint``: the task's declaration, a hash of what in it
+  changes numbers (prompts, labels, label words, inputs, metrics, profile, kind:
+  :func:`nlue.registry.declaration.task_fingerprint`), for shipped and user tasks alike, so that a run
+  after an edit of its task file is a run of another identity; None for a task the registry does not know;
 * ``model``: the folder, Hub id or served name; ``backend``: how it was loaded or called;
   ``model_fingerprint``: which weights (a local folder's sampled content hash, a Hub snapshot's
   commit; None for a server, which does not say; :mod:`nlue.lm.fingerprint`); ``endpoint``: the
@@ -29,6 +32,11 @@ that rewrites the checkpoint a result scored. A partial run never replaces a
 complete one, and a run of another identity never replaces a result, unless the user says so
 (``--overwrite``). A partial run also gets a folder of its own (:func:`limit_suffix`), so it meets a
 complete one only when told to write there.
+
+A results file written before identities held ``task_fingerprint`` (identity version 1) keeps the key
+it was written with (a field added later enters the key only when known), and its task declaration
+counts as unknown, as a file without any identity does: a complete run that agrees with it on every
+other field takes its place, a partial one does not.
 """
 
 from __future__ import annotations
@@ -42,12 +50,14 @@ from typing import Any
 
 from nlue.text.safe import terminal_safe
 
-IDENTITY_VERSION = 1
+IDENTITY_VERSION = 2  # 2: task_fingerprint
 KEY_FIELDS: tuple[str, ...] = (
-    "task", "split", "model", "backend", "model_fingerprint", "endpoint", "mode", "shots", "prompt_language",
+    "task", "task_fingerprint", "split", "model", "backend", "model_fingerprint", "endpoint", "mode", "shots", "prompt_language",
     "limit", "seed", "dataset_fingerprint", "demonstrations_fingerprint", "settings",
 )  # fmt: skip
 EXTENT_FIELDS: tuple[str, ...] = ("items", "split_items", "complete")
+# Key fields added after version 1: in the key only when known, so an older file keeps the key it was written with.
+LATER_KEY_FIELDS: tuple[str, ...] = ("task_fingerprint",)
 SHORT = 16  # hex digits of identity_key
 
 
@@ -106,6 +116,15 @@ def limit_suffix(limit: int | None) -> str:
     return f"-limit{limit}" if limit else ""
 
 
+def declared_fingerprint(task: str) -> str | None:
+    """The declaration fingerprint of the registered task ``task`` (None when the registry does not know it)."""
+    from nlue.registry.declaration import task_fingerprint
+    from nlue.registry.tasks import TASKS
+
+    spec = TASKS.get(task)
+    return task_fingerprint(spec) if spec is not None else None
+
+
 def local_model(model: str, backend: str) -> dict[str, Any]:
     """The model part of an identity for a model a command loads itself (fine-tuning, the baselines)."""
     from nlue.lm.fingerprint import model_fingerprint
@@ -132,6 +151,7 @@ def run_identity(
     return {
         "version": IDENTITY_VERSION,
         "task": task,
+        "task_fingerprint": declared_fingerprint(task),
         "split": split,
         "model": answerer.get("model"),
         "backend": answerer.get("backend"),
@@ -153,7 +173,8 @@ def run_identity(
 
 def identity_key(identity: Mapping[str, Any]) -> str:
     """A short hash of the defining fields (:data:`KEY_FIELDS`): equal keys, the same run."""
-    payload = {name: identity.get(name) for name in KEY_FIELDS}
+    payload = {name: identity.get(name) for name in KEY_FIELDS
+               if name not in LATER_KEY_FIELDS or identity.get(name) is not None}  # fmt: skip
     text = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:SHORT]
 
@@ -168,6 +189,8 @@ def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """``field: <there> -> <this run>`` for each defining field that differs."""
     out = []
     for name in KEY_FIELDS:
+        if name in LATER_KEY_FIELDS and old.get(name) is None:
+            continue  # unknown there (an older file), not different
         if old.get(name) != new.get(name):
             out.append(f"{name}: {_shown(old.get(name))} there, {_shown(new.get(name))} in this run")
     return out
@@ -187,6 +210,10 @@ def same_checkpoint(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     wrote (its fingerprint), or a training run that rewrites the checkpoint a result scored (its folder)."""
     if any(old.get(k) != new.get(k) for k in ("task", "split", "dataset_fingerprint", "limit")):
         return False
+    if None not in (old.get("task_fingerprint"), new.get("task_fingerprint")) and (
+        old.get("task_fingerprint") != new.get("task_fingerprint")
+    ):
+        return False  # the task's declaration changed: scored another way
     old_checkpoint, new_checkpoint = old.get("checkpoint") or {}, new.get("checkpoint") or {}
     if new_checkpoint and _same_place(new_checkpoint.get("path"), old.get("model")):
         return True  # this training rewrites the checkpoint that result scored: the result goes with it
@@ -207,6 +234,12 @@ def replacement_refusal(existing: Any, identity: Mapping[str, Any] | None) -> st
                 f"is partial ({_extent(identity)})")  # fmt: skip
     if identity_key(old) == identity_key(identity) or same_checkpoint(old, identity):
         return None  # the same run again, or the same checkpoint scored again
+    unknown = [name for name in LATER_KEY_FIELDS if old.get(name) is None and identity.get(name) is not None]
+    if unknown and identity_key(old) == identity_key({**identity, **dict.fromkeys(unknown)}):
+        if new_complete:
+            return None  # written before identities held these: unknown there, and the rest agrees
+        return (f"it holds a result written before run identities recorded {', '.join(unknown)} (by an older "
+                f"nlue), and this run is partial ({_extent(identity)})")  # fmt: skip
     old_complete = old.get("complete") is not False
     changed = differences(old, identity)
     listed = "; ".join(changed)

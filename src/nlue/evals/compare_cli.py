@@ -25,6 +25,7 @@ from nlue.cli_lists import add_name_list, task_names
 from nlue.cli_support import add_logging_options, run_with_parser
 from nlue.errors import NlueError
 from nlue.evals.compare import DEFAULT_RESAMPLES, TaskComparison, compare_runs
+from nlue.registry.task_file.cli import add_task_file_option
 from nlue.results import RESULTS_DIR_HELP, default_results_dir, write_json_atomic
 from nlue.results_folders import is_sweep_folder
 from nlue.text.safe import terminal_safe
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (%(default)s)")
     parser.add_argument("--alpha", type=float, default=0.05, help="level for 'differ' after Holm (%(default)s)")
     parser.add_argument("--json", type=Path, help="also write every comparison to this JSON file")
+    add_task_file_option(parser)  # registered by the backbone before this parser is built
     add_logging_options(parser)
     return parser
 
@@ -143,4 +145,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue compare` with ``argv`` (without the `compare` word); return the exit status."""
-    return run_with_parser("compare", build_parser(), argv, run)
+    return run_with_parser("compare", build_parser, argv, run)  # built once the command's task files are registered

@@ -164,9 +164,9 @@ def show_prompts(args: argparse.Namespace) -> int:
             form = "chat messages" if chat else "plain text"
             print(f"===== {task.name} · item {item.get('id')} · {language} prompt · {args.shots}-shot · {form} =====")
             if args.mode == "generate":
-                print(show_prompt(render(visible, language, args.shots, pool, chat, args.seed)))
+                print(show_prompt(render(visible, language, args.shots, pool, chat, args.seed, task=task)))
             else:
-                print(loglik_context(visible, language, args.shots, pool, args.choices, args.seed))
+                print(loglik_context(visible, language, args.shots, pool, args.choices, args.seed, task))
                 options = ", ".join(repr(TARGET_DELIMITER + o) for o in option_strings(visible, args.choices))
                 print(f"----- continuations scored: {options}")
     return 0

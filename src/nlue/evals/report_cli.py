@@ -30,6 +30,7 @@ from pathlib import Path
 
 from nlue.cli_support import add_logging_options, run_with_parser
 from nlue.evals.compare import DEFAULT_RESAMPLES
+from nlue.registry.task_file.cli import add_task_file_option
 from nlue.results import RESULTS_DIR_HELP, default_results_dir
 from nlue.results_folders import FOLDER_HELP
 
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--alpha", type=float, default=0.05, help="Holm-corrected p below which a matrix cell is coloured (%(default)s)"
     )
+    add_task_file_option(parser)  # registered by the backbone before this parser is built
     add_logging_options(parser)
     return parser
 
@@ -93,4 +95,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue report` with ``argv`` (without the `report` word); return the exit status."""
-    return run_with_parser("report", build_parser(), argv, run)
+    return run_with_parser("report", build_parser, argv, run)  # built once the command's task files are registered

@@ -37,6 +37,7 @@ from nlue.evals.submission import (
     open_eval_results_prs,
     open_pull_request,
 )
+from nlue.registry.task_file.cli import add_task_file_option
 from nlue.results import RESULTS_DIR_HELP, default_results_dir
 from nlue.text.safe import terminal_safe
 
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--eval-results-pr", action="store_true",
                         help="also open a pull request on each scored model's repo adding its checked scores as the "
                              "Hub's evaluation results (.eval_results/)")  # fmt: skip
+    add_task_file_option(parser)  # registered by the backbone before this parser is built
     add_logging_options(parser)
     return parser
 
@@ -70,6 +72,14 @@ def run(args: argparse.Namespace) -> int:
     results_dir = args.results_dir or default_results_dir()
     if not folder.is_dir() and (results_dir / args.run).is_dir():
         folder = results_dir / args.run
+    from nlue.registry.task_file.activate import activated_task_files
+
+    # Every release's carried task files (the backbone reads the first --release only): NLUE's and your task's build.
+    with activated_task_files(datasets=args.release):
+        return _submit(args, folder)
+
+
+def _submit(args: argparse.Namespace, folder: Path) -> int:
     submission = check_run(folder, args.release)
     print(f"{folder}: {len(submission.rows)} results checked; the pull request on {args.repo_id} (dataset repo) adds:")
     for path, local, size in submission.files:
@@ -91,4 +101,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue submit` with ``argv`` (without the `submit` word); return the exit status."""
-    return run_with_parser("submit", build_parser(), argv, run)
+    return run_with_parser("submit", build_parser, argv, run)  # built once the command's task files are registered

@@ -8,11 +8,14 @@
     nlue build --source sources --configs nediom --name nediom --out build
     nlue idioms eval --model bigscience/bloom-560m --dataset build/nediom --setting zero-shot --context all --idiom both
     nlue idioms eval --model FacebookAI/xlm-roberta-base --dataset build/nediom --setting 5-shot 10-shot --seeds 5
+    nlue idioms eval --task my_idioms --task-file my_idioms.yaml --dataset build/my_idioms --model ./lm --setting zero-shot
 
 Every command writes its outputs whole or not at all (beside their place, then moved),
 and a JSON report beside them. ``split`` writes ``train.jsonl`` (the few-shot pool) and
 ``test.jsonl``, a config folder ``nlue build --source`` reads. ``eval`` scores a model on the
-input variants (:mod:`nlue.idioms.evaluate`) and prints them in the paper's Table 3 shape.
+input variants (:mod:`nlue.idioms.evaluate`) and prints them in the paper's Table 3 shape; ``--task``
+names another idiomaticity task (a task file of yours, given by ``--task-file`` or carried by its
+``--dataset``), prompted in its own file's words and printed without the paper's rows.
 """
 
 from __future__ import annotations
@@ -42,7 +45,9 @@ from nlue.lm.description import MODES
 from nlue.lm.factory import AUTO_MODE
 from nlue.lm.options import add_model_options
 from nlue.pipelines.mcq_cli import write_json
+from nlue.registry.kinds.idiomaticity import IdiomaticityKind
 from nlue.registry.nediom import DEFAULT_POOL_SEED, NEDIOM_TASKS, SHOTS_PER_LABEL
+from nlue.registry.task_file.cli import add_task_file_option
 from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
 
 logger = logging.getLogger(__name__)
@@ -98,7 +103,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
     """`nlue idioms eval`: which model, data, settings and variants; how zero-shot asks and few-shot trains."""
+    from nlue.registry.tasks import TASKS
+
     v = sub.add_parser("eval", help="idiomaticity detection over the 8 input variants: zero-shot, 5-shot, 10-shot")
+    idiom_tasks = [name for name, task in TASKS.items() if isinstance(task.kind, IdiomaticityKind)]
+    v.add_argument("--task", choices=idiom_tasks, default=NEDIOM_TASKS[0].name,
+                   help="the idiomaticity task (default %(default)s; yours: name its file with --task-file, or give "
+                   "the --dataset its build carries it in)")  # fmt: skip
+    add_task_file_option(v)
     v.add_argument(
         "--dataset",
         help="a built neDIOM repo, a Hub id, or a folder of train/test source files "
@@ -154,16 +166,18 @@ def _zero_shot_factory(args: argparse.Namespace, stack: contextlib.ExitStack, mo
         from nlue.lm.factory import choose_mode, load_model
         from nlue.lm.journal import Journal
         from nlue.lm.options import default_journal, model_spec_from_args
+        from nlue.registry.tasks import get_task
 
         if not model:
             journal = stack.enter_context(Journal(args.journal or default_journal(args.results_dir, args.model)))
             loaded = load_model(model_spec_from_args(args, journal=journal))
-            model.append((loaded, choose_mode(loaded, args.mode, "neDIOM zero-shot")))
+            model.append((loaded, choose_mode(loaded, args.mode, f"{args.task} zero-shot")))
         loaded, mode = model[0]
+        task = get_task(args.task)
         if mode == "generate":
             chat = loaded.describe().chat if args.chat is None else args.chat
-            return LabelGenerator(loaded, chat, args.max_new_tokens or DEFAULT_LABEL_TOKENS)
-        return LabelScorer(loaded)
+            return LabelGenerator(loaded, chat, args.max_new_tokens or DEFAULT_LABEL_TOKENS, task)
+        return LabelScorer(loaded, task)
 
     return build
 
@@ -171,15 +185,17 @@ def _zero_shot_factory(args: argparse.Namespace, stack: contextlib.ExitStack, mo
 def run_eval_command(args: argparse.Namespace) -> int:
     from nlue.idioms.evaluate import EvalRequest, run_eval, select_variants
     from nlue.idioms.table import table3_text, variant_text
+    from nlue.registry.task_file.load import is_user_task
+    from nlue.registry.tasks import get_task
     from nlue.results import model_slug
 
     if args.seeds < 1 or args.train_batch_size < 1:
         raise NlueError("--seeds and --train-batch-size must be at least 1")
-    task = NEDIOM_TASKS[0]
+    task = get_task(args.task)
     few_shot = FewShotSettings(args.epochs, args.learning_rate, args.train_batch_size, args.max_seq_length)
     loaded: list[Any] = []
     with contextlib.ExitStack() as stack:
-        for language in prompt_languages(args.prompt_language, "ne"):
+        for language in prompt_languages(args.prompt_language, task.languages[0]):
             request = EvalRequest(
                 model=args.model, task=task, settings=list(dict.fromkeys(args.setting)),
                 variants=select_variants(args.context, args.idiom), results_dir=args.results_dir,
@@ -194,8 +210,9 @@ def run_eval_command(args: argparse.Namespace) -> int:
             sample = " (SAMPLE DATA: these scores mean nothing about the model)" if report.is_sample else ""
             print(f"{task.name}: macro-F1 on {report.test_items} test items{sample}; {language} prompt; zero-shot: "
                   f"{how} (primary), few-shot: mean±sd over {args.seeds} seed(s); [95% bootstrap interval]\n")  # fmt: skip
-            print(table3_text(report.cells, report.floors, request.name))
-            print()
+            if not is_user_task(task):  # the paper's Table 3 is neDIOM's; a task of yours has no paper rows
+                print(table3_text(report.cells, report.floors, request.name))
+                print()
             print(variant_text(report.cells, report.floors))
             print(f"\n{len(report.paths)} results files under {args.results_dir}\n")
     return 0
@@ -242,4 +259,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue idioms` with ``argv`` (without the `idioms` word); return the exit status."""
-    return run_with_parser("idioms", build_parser(), argv, run)
+    return run_with_parser("idioms", build_parser, argv, run)  # built once --task-file's tasks are registered

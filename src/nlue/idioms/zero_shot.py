@@ -3,8 +3,9 @@
 The paper picks the label with the higher likelihood from the model's next-word
 prediction and says no more (facts §5, §8 ambiguities 1 and 2). Our protocol:
 
-* the prompt (declared in nediom.yaml, :data:`nlue.registry.nediom.NEDIOM_PROMPTS`; English or
-  Nepali, our words) is an instruction, the idiom on its own line in the variants that give it,
+* the prompt (declared in the task's file, :attr:`~nlue.registry.spec.TaskSpec.idiom_prompts`: for
+  neDIOM in nediom.yaml, English or Nepali, our words; a user's idiomaticity task in its own words and
+  languages) is an instruction, the idiom on its own line in the variants that give it,
   the variant's context (:func:`nlue.registry.kinds.idiomaticity.variant_input`, never a ``###``
   marker) and an answer cue; the gold label never enters it;
 * every model is asked through the model layer's :class:`~nlue.lm.base.LanguageModel`
@@ -30,21 +31,28 @@ from nlue.errors import NlueError
 from nlue.evals.nlue_llm import TARGET_DELIMITER, LabelScores
 from nlue.lm.base import LanguageModel, LoglikelihoodRequest
 from nlue.registry.kinds.idiomaticity import InputVariant, variant_input
-from nlue.registry.nediom import NEDIOM_PROMPTS, NEDIOM_TASKS, IdiomPrompt
+from nlue.registry.nediom import NEDIOM_TASKS, IdiomPrompt
+from nlue.registry.spec import TaskSpec
 
 logger = logging.getLogger(__name__)
 
 
-def prompt_spec(language: str) -> IdiomPrompt:
-    """The registry's prompt in ``language``, or an error naming the languages there are."""
-    if language not in NEDIOM_PROMPTS:
-        raise NlueError(f"--prompt-language must be one of {', '.join(NEDIOM_PROMPTS)}, got {language!r}")
-    return NEDIOM_PROMPTS[language]
+def prompt_spec(language: str, task: TaskSpec | None = None) -> IdiomPrompt:
+    """``task``'s prompt in ``language`` (default: neDIOM's), or an error naming the languages there are."""
+    task = task or NEDIOM_TASKS[0]
+    if language not in task.idiom_prompts:
+        offered = ", ".join(task.idiom_prompts) or "none (its task file declares no prompts)"
+        raise NlueError(
+            f"task {task.name!r} has no prompt in {language!r}; --prompt-language must be one of: {offered}"
+        )
+    return task.idiom_prompts[language]
 
 
-def render_prompt(example: Mapping[str, Any], variant: InputVariant, language: str) -> str:
+def render_prompt(
+    example: Mapping[str, Any], variant: InputVariant, language: str, task: TaskSpec | None = None
+) -> str:
     """The prompt of one item in one input variant, ending with the answer cue (no label, no marker)."""
-    spec = prompt_spec(language)
+    spec = prompt_spec(language, task)
     first, second = variant_input(example, variant)
     if variant.with_idiom:
         lines = [spec.instruction_with_idiom, "", f"{spec.idiom_label}: {first}", f"{spec.context_label}: {second}"]
@@ -54,12 +62,16 @@ def render_prompt(example: Mapping[str, Any], variant: InputVariant, language: s
 
 
 def causal_scores(
-    model: LanguageModel, items: Sequence[Mapping[str, Any]], variant: InputVariant, language: str
+    model: LanguageModel,
+    items: Sequence[Mapping[str, Any]],
+    variant: InputVariant,
+    language: str,
+    task: TaskSpec | None = None,
 ) -> LabelScores:
     """Summed log-probability of each label word after each item's prompt, asked of the engine in one batch."""
-    words = prompt_spec(language).label_words
+    words = prompt_spec(language, task).label_words
     requests = [
-        LoglikelihoodRequest(render_prompt(item, variant, language), TARGET_DELIMITER + word)
+        LoglikelihoodRequest(render_prompt(item, variant, language, task), TARGET_DELIMITER + word)
         for item in items
         for word in words
     ]
@@ -73,12 +85,13 @@ class LabelScorer:
 
     mode = "loglik"
 
-    def __init__(self, model: LanguageModel) -> None:
+    def __init__(self, model: LanguageModel, task: TaskSpec | None = None) -> None:
         self.model = model
         self.name = model.name
+        self.task = task  # whose prompts ask (None: neDIOM's)
 
     def scores(self, items: Sequence[Mapping[str, Any]], variant: InputVariant, language: str) -> LabelScores:
-        return causal_scores(self.model, items, variant, language)
+        return causal_scores(self.model, items, variant, language, self.task)
 
     def describe(self) -> dict[str, Any]:
         return self.model.describe().to_dict()
@@ -94,11 +107,12 @@ class LabelGenerator:
 
     mode = "generate"
 
-    def __init__(self, model: LanguageModel, chat: bool, max_new_tokens: int) -> None:
+    def __init__(self, model: LanguageModel, chat: bool, max_new_tokens: int, task: TaskSpec | None = None) -> None:
         self.model = model
         self.name = model.name
         self.chat = chat
         self.max_new_tokens = max_new_tokens
+        self.task = task  # whose prompts and answer lines ask (None: neDIOM's)
 
     def answers(
         self, items: Sequence[Mapping[str, Any]], variant: InputVariant, language: str
@@ -106,9 +120,11 @@ class LabelGenerator:
         """(each item's prompt, the model's answers, the label words) for one variant."""
         from nlue.evals.label_generation import label_request, with_answer_line
 
-        words = prompt_spec(language).label_words
-        line = NEDIOM_TASKS[0].answer_line(language)  # as nediom.yaml declares it
-        prompts = [with_answer_line(render_prompt(item, variant, language), words, language, line) for item in items]
+        task = self.task or NEDIOM_TASKS[0]
+        words = prompt_spec(language, task).label_words
+        line = task.answer_line(language)  # as the task file declares it (or the language's default line)
+        prompts = [with_answer_line(render_prompt(item, variant, language, task), words, language, line)
+                   for item in items]  # fmt: skip
         outputs = self.model.generate([label_request(p, self.chat, self.max_new_tokens) for p in prompts])
         return prompts, outputs, tuple(words)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import datasets
 
 from nlue.errors import NlueError
-from nlue.registry.task_file.environment import task_files_from_environment
+from nlue.registry.task_file.activate import env_task_files
 from nlue.registry.task_file.load import load_task_file
 from nlue.registry.task_file.register import load_files
 from nlue.registry.tasks import TASKS, TaskSpec, get_kind, get_task
@@ -64,7 +64,7 @@ def task_for_config(config_name: str, module: str = "nlue") -> TaskSpec:
         if not path.is_file():
             raise NlueError(f"the {module} metric's config {config_name!r} looks like a task file, but no such file")
         return load_task_file(path)
-    from_environment = task_files_from_environment()
+    from_environment = env_task_files()
     if from_environment:
         for loaded in load_files(from_environment):
             for task in loaded.tasks:

@@ -102,10 +102,10 @@ class LlmTry:
 def _ask_exam(model: Any, task: TaskSpec, item: Mapping[str, Any], prompt_language: str) -> LlmAnswer:
     language = resolve_language(task, prompt_language)
     (prompt,) = item_prompts([item], task, language, 0, (), uses_chat(model))
-    (generation,) = model.generate([generation_request(prompt, stop_sequences(language), MAX_NEW_TOKENS)])
+    (generation,) = model.generate([generation_request(prompt, stop_sequences(language, task), MAX_NEW_TOKENS)])
     visible = without_gold(item, task)
-    strict = parse_item_output(generation.text, visible, language)
-    lenient = parse_item_output(generation.text, visible, language, lenient=True)
+    strict = parse_item_output(generation.text, visible, language, task=task)
+    lenient = parse_item_output(generation.text, visible, language, lenient=True, task=task)
     gold = key_letter(item[str(task.label_field)])
     verdict = "invalid" if not strict.valid else ("correct" if strict.key == gold else "wrong")
     parse = {"strict": strict.as_dict(), "lenient (shown apart, never scored)": lenient.as_dict(), "gold key": gold}

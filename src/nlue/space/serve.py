@@ -7,8 +7,10 @@ sub-command wires in; :func:`launch` is what both entry points end in.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -126,12 +128,26 @@ def run_space_command(args: argparse.Namespace) -> int:
     for folder in args.results or ():
         if folder.is_file():
             raise NlueError(f"--results-dir {folder} is a file; give the folder of <model>/<task>.json files")
-    from nlue.registry.task_file.environment import active_task_files
-
-    with active_task_files(getattr(args, "task_files", None) or ()):  # registered for the Space's whole life
-        settings = SpaceSettings.from_env(models=args.models, results_dir=args.results, dataset=args.dataset)
+    settings = SpaceSettings.from_env(models=args.models, results_dir=args.results, dataset=args.dataset)
+    with space_task_files(settings, getattr(args, "task_files", None) or ()):  # for the Space's whole life
         launch(settings, host=args.host, port=args.port, block=True)
     return 0
+
+
+def space_task_files(settings: SpaceSettings, task_files: Sequence[str | Path] = ()) -> Any:
+    """The Space's own tasks, registered while the returned context runs: ``task_files`` (``--task-file``), those of
+    ``NLUE_TASK_FILES`` and those its datasets carry (a build of a task file needs no ``--task-file``), through the
+    one function every command registers with (:func:`nlue.registry.task_file.activate.activated_task_files`)."""
+    from nlue.registry.task_file.activate import activated_task_files
+
+    @contextlib.contextmanager
+    def registered() -> Iterator[tuple[Any, ...]]:
+        with activated_task_files(task_files, settings.datasets) as tasks:
+            if tasks:
+                logger.info("tasks of your own: %s", ", ".join(task.name for task in tasks))
+            yield tasks
+
+    return registered()
 
 
 def main(argv: list[str] | None = None) -> int:

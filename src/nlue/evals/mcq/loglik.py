@@ -38,6 +38,7 @@ from nlue.evals.mcq.prompts import SEED, draw_demonstrations, item_body, system_
 from nlue.lm.base import LanguageModel, LoglikelihoodRequest
 from nlue.registry.kinds.mcq_text import KEY_LABEL, LETTERS, TEXT_LABEL
 from nlue.registry.kinds.multiple_choice import item_options, key_letter
+from nlue.registry.spec import TaskSpec
 
 CHOICE_MODES: tuple[str, ...] = ("letters", "texts")
 TARGET_DELIMITER = " "  # between the prompt and each option, as lm-eval's target_delimiter
@@ -62,11 +63,11 @@ def _answer_label(choices: str) -> str:
     return KEY_LABEL if choices == "letters" else TEXT_LABEL
 
 
-def _solved(demo: Mapping[str, Any], language: str, choices: str) -> str:
+def _solved(demo: Mapping[str, Any], language: str, choices: str, task: TaskSpec | None = None) -> str:
     """A demonstration: its lines, then its answer (the pool's key, never the scored item's)."""
     letter = key_letter(demo["correct_key"])
     answer = letter if choices == "letters" else item_options(demo)[letter]
-    return f"{item_body(demo, language)}\n{_answer_label(choices)}{TARGET_DELIMITER}{answer}"
+    return f"{item_body(demo, language, task)}\n{_answer_label(choices)}{TARGET_DELIMITER}{answer}"
 
 
 def loglik_context(
@@ -76,11 +77,13 @@ def loglik_context(
     pool: Sequence[Mapping[str, Any]] = (),
     choices: str = "letters",
     seed: int = SEED,
+    task: TaskSpec | None = None,
 ) -> str:
-    """The text every option of ``item`` continues (see the module docstring)."""
+    """The text every option of ``item`` continues (see the module docstring), in ``task``'s prompt words
+    (default: the shipped exams')."""
     _check_mode(choices)
-    demos = [_solved(demo, language, choices) for demo in draw_demonstrations(item, pool, shots, seed)]
-    blocks = [system_prompt(language), *demos, f"{item_body(item, language)}\n{_answer_label(choices)}"]
+    demos = [_solved(demo, language, choices, task) for demo in draw_demonstrations(item, pool, shots, seed)]
+    blocks = [system_prompt(language, task), *demos, f"{item_body(item, language, task)}\n{_answer_label(choices)}"]
     return "\n\n".join(blocks)
 
 
@@ -124,9 +127,10 @@ def score_options(
     pool: Sequence[Mapping[str, Any]] = (),
     choices: str = "letters",
     seed: int = SEED,
+    task: TaskSpec | None = None,
 ) -> tuple[list[str], OptionScores]:
     """Ask ``model`` for each option's log-likelihood after each item's context; (contexts, scores)."""
-    contexts = [loglik_context(item, language, shots, pool, choices, seed) for item in items]
+    contexts = [loglik_context(item, language, shots, pool, choices, seed, task) for item in items]
     options = [option_strings(item, choices) for item in items]
     requests = [
         LoglikelihoodRequest(context, TARGET_DELIMITER + option)

@@ -27,8 +27,8 @@ its key line.
 but whitespace, thinking traces or placeholder marks such as ``___``), then for the exact
 two-line shape ``key_not_in_a_to_d``, ``key_text_disagree`` (the text is another option's)
 and ``text_matches_no_option``; for any other shape ``refusal_or_echo`` (the output
-repeats the prompt: a ``Subject:``/``Level:``/``Question:`` line in any prompt language,
-the system prompt, or the question itself; or it has no key line and declines or asks
+repeats the prompt: a ``Subject:``/``Level:``/``Question:`` line in any shipped prompt language
+or in one the exam's task file declares, the system prompt, or the question itself; or it has no key line and declines or asks
 for clarification), ``no_key_line``, and ``malformed`` (a key line, but not the two-line
 shape: text line missing, lines repeated or out of order, other text around them).
 
@@ -51,6 +51,7 @@ from typing import Any
 from nlue.registry.kinds.mcq_text import KEY_LABEL, LETTERS, TEXT_LABEL, normalize_mcq_text
 from nlue.registry.kinds.multiple_choice import INVALID_PREDICTION, item_options
 from nlue.registry.mcq import MCQ_PROMPTS
+from nlue.registry.spec import TaskSpec
 
 API_ERROR = "api_error"
 EMPTY = "empty"
@@ -140,11 +141,23 @@ def _is_empty(lines: list[str]) -> bool:
     return all(_PLACEHOLDER.fullmatch(line) for line in lines)
 
 
-def _echoes(lines: list[str], question: str | None, language: str) -> bool:
-    if any(line.startswith(_ECHO_LABELS) for line in lines):
+def _echo_marks(task: TaskSpec | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(field-label line openings, system prompt openings) that mark an echo: the shipped prompt languages', and
+    those of the prompts ``task`` declares (a user's exam in a language nlue ships no prompt words for)."""
+    if task is None or not task.prompts:
+        return _ECHO_LABELS, _SYSTEM_OPENINGS
+    specs = task.prompts.values()
+    labels = (*_ECHO_LABELS, *(f"{label}:" for spec in specs for label in spec.field_labels.values()))
+    openings = (*_SYSTEM_OPENINGS, *(spec.instruction[:40] for spec in specs))
+    return tuple(dict.fromkeys(labels)), tuple(dict.fromkeys(openings))
+
+
+def _echoes(lines: list[str], question: str | None, language: str, task: TaskSpec | None = None) -> bool:
+    labels, openings = _echo_marks(task)
+    if any(line.startswith(labels) for line in lines):
         return True
     joined = "\n".join(lines)
-    if any(opening in joined for opening in _SYSTEM_OPENINGS):
+    if any(opening in joined for opening in openings):
         return True
     asked = normalize_mcq_text(question, language) if question else ""
     return len(asked) >= 8 and asked in normalize_mcq_text(joined, language)
@@ -168,11 +181,13 @@ def parse_strict(
     language: str = "ne",
     question: str | None = None,
     error: str | None = None,
+    task: TaskSpec | None = None,
 ) -> ParseResult:
     """The strict reading of ``output`` against the item's ``options`` (A-D -> text); see the module docstring.
 
     ``error`` is the failure of the request that should have produced the output; ``question``
-    (optional) lets a repetition of the question count as an echo. The gold key is never an input.
+    (optional) lets a repetition of the question count as an echo, and ``task`` (optional) a repetition of
+    its declared prompt's lines. The gold key is never an input.
     """
     if error is not None:
         return ParseResult(None, None, API_ERROR, str(error))
@@ -192,7 +207,7 @@ def parse_strict(
             return ParseResult(key, text, KEY_TEXT_DISAGREE, f"the text is option {matching[0]}'s, the key says {key}")
         return ParseResult(key, text, TEXT_MATCHES_NO_OPTION, f"{text!r} is not option {key}'s text")
     key_lines = [match.group(1).strip() for match in keys if match]
-    if _echoes(plain, question, language) or (not key_lines and _REFUSAL.search("\n".join(plain))):
+    if _echoes(plain, question, language, task) or (not key_lines and _REFUSAL.search("\n".join(plain))):
         return ParseResult(None, None, REFUSAL_OR_ECHO)
     if not key_lines:
         return ParseResult(None, None, NO_KEY_LINE)
@@ -207,6 +222,7 @@ def parse_lenient(
     language: str = "ne",
     question: str | None = None,
     error: str | None = None,
+    task: TaskSpec | None = None,
 ) -> ParseResult:
     """The lenient reading of ``output`` (module docstring); report it apart from the strict one."""
     if error is not None:
@@ -229,7 +245,7 @@ def parse_lenient(
         matching = _matching(candidate, options, language, loose=True)
         if len(matching) == 1:
             return ParseResult(matching[0], candidate)
-    if _echoes(plain, question, language) or _REFUSAL.search("\n".join(plain)):
+    if _echoes(plain, question, language, task) or _REFUSAL.search("\n".join(plain)):
         return ParseResult(None, None, REFUSAL_OR_ECHO)
     return ParseResult(None, None, NO_KEY_LINE)
 
@@ -257,9 +273,17 @@ def _checked(letter: str, text: str | None, options: Mapping[str, str], language
 
 
 def parse_item_output(
-    output: str | None, item: Mapping[str, Any], language: str, *, lenient: bool = False, error: str | None = None
+    output: str | None,
+    item: Mapping[str, Any],
+    language: str,
+    *,
+    lenient: bool = False,
+    error: str | None = None,
+    task: TaskSpec | None = None,
 ) -> ParseResult:
-    """Parse an output for an exam item; only its options, question and language are read, never its key."""
+    """Parse an output for an exam item; only its options, question and language are read, never its key.
+    ``task``: the exam, whose declared prompt lines count as an echo (default: the shipped exams' only)."""
     parse = parse_lenient if lenient else parse_strict
     item_language = str(item.get("language") or language)
-    return parse(output, item_options(item), language=item_language, question=item.get("question"), error=error)
+    return parse(output, item_options(item), language=item_language, question=item.get("question"), error=error,
+                 task=task)  # fmt: skip

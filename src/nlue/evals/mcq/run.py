@@ -143,9 +143,9 @@ def uses_chat(model: LanguageModel) -> bool:
     return model.describe().chat
 
 
-def stop_sequences(language: str) -> tuple[str, ...]:
-    """A new line opening the next item's subject line (see the module docstring)."""
-    return (f"\n{prompt_spec(language).field_labels['subject']}:",)
+def stop_sequences(language: str, task: TaskSpec | None = None) -> tuple[str, ...]:
+    """A new line opening the next item's subject line (see the module docstring), in ``task``'s words."""
+    return (f"\n{prompt_spec(language, task).field_labels['subject']}:",)
 
 
 def generation_cap(model: LanguageModel, requested: int | None) -> int:
@@ -170,7 +170,7 @@ def item_prompts(
     seed: int = SEED,
 ) -> list[Messages | str]:
     """Every item's rendered prompt (gold removed first)."""
-    return [render(without_gold(item, task), language, shots, pool, chat, seed) for item in items]
+    return [render(without_gold(item, task), language, shots, pool, chat, seed, task=task) for item in items]
 
 
 def prompt_hash(prompt: Messages | str) -> str:
@@ -201,7 +201,7 @@ class McqRun:
 
 def _generate(model, task, items, language, shots, pool, chat, cap, seed):
     prompts = item_prompts(items, task, language, shots, pool, chat, seed)
-    stop = stop_sequences(language)
+    stop = stop_sequences(language, task)
     outputs = model.generate([generation_request(p, stop, cap) for p in prompts])
     require_answers(outputs, task.name)
     exam_language = exam_of(task).language
@@ -209,8 +209,8 @@ def _generate(model, task, items, language, shots, pool, chat, cap, seed):
     for item, output in zip(items, outputs, strict=True):
         visible = without_gold(item, task)
         error = (output.error or "request failed") if output.finish_reason == "error" else None
-        strict.append(parse_item_output(output.text, visible, exam_language, error=error))
-        lenient.append(parse_item_output(output.text, visible, exam_language, lenient=True, error=error))
+        strict.append(parse_item_output(output.text, visible, exam_language, error=error, task=task))
+        lenient.append(parse_item_output(output.text, visible, exam_language, lenient=True, error=error, task=task))
         answers.append({"output": output.text, "finish_reason": output.finish_reason, "error": output.error,
                         "completion_tokens": output.completion_tokens})  # fmt: skip
     return [prompt_hash(p) for p in prompts], answers, strict, lenient
@@ -218,7 +218,7 @@ def _generate(model, task, items, language, shots, pool, chat, cap, seed):
 
 def _loglik(model, task, items, language, shots, pool, choices, seed):
     visible = [without_gold(item, task) for item in items]
-    contexts, scores = score_options(model, visible, language, shots, pool, choices, seed)
+    contexts, scores = score_options(model, visible, language, shots, pool, choices, seed, task=task)
     chars, by_bytes = scores.choice("chars"), scores.choice("bytes")
     answers = [
         {"loglikelihoods": dict(zip(LETTERS, map(float, row), strict=True)),
@@ -329,7 +329,7 @@ def run_mcq(
         chat = uses_chat(model) if chat is None else chat
         cap = generation_cap(model, max_new_tokens)
         settings.update(evaluation="generation, strict two-line parsing", chat=chat, decoding="greedy",
-                        max_new_tokens=cap, stop=list(stop_sequences(language)))  # fmt: skip
+                        max_new_tokens=cap, stop=list(stop_sequences(language, spec)))  # fmt: skip
     else:
         settings.update(evaluation="log-likelihood of each option as a continuation", choices=choices, chat=False)
     protocol = {k: v for k, v in settings.items() if k in ("chat", "decoding", "max_new_tokens", "stop", "choices")}
