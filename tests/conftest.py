@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from nlue.data.build import build_repo
 from nlue.data.discover import task_sources_from_folder
@@ -15,6 +18,12 @@ from nlue.data.report import BuildOptions, BuildResult
 from nlue.data.sample import sample_data_dir
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+# Hypothesis keeps its example database and caches under ./.hypothesis by default, which is the repository
+# when pytest runs from it; the docs test fails on anything a run adds there (written late, on another
+# thread), so the suite keeps them in the temporary folder instead. HYPOTHESIS_STORAGE_DIRECTORY still wins.
+if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+    set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "nlue-tests-hypothesis")
 
 
 @pytest.fixture(autouse=True)
