@@ -120,12 +120,57 @@ def test_the_user_tasks_sections_fit_the_page_in_a_browser(report: Path) -> None
             browser.close()
 
 
+def _results_naming(runs: UserRuns, folder: Path, datasets: dict[str, Path]) -> Path:
+    """A copy of the runs' results folder whose files name ``datasets`` (task -> folder) as their data."""
+    shutil.copytree(runs.results, folder)
+    for path in folder.glob("*/*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["dataset"] = {**data["dataset"], "id": str(datasets[data["task"]]), "path": str(datasets[data["task"]])}
+        path.write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
 def test_report_without_the_task_files_names_the_runs_it_cannot_read(user_task_runs: UserRuns, tmp_path: Path) -> None:
-    """Issue 30, item 2: without its task file a user task's results are listed as left out, never guessed at."""
+    """Issue 30, item 2: without its task file a user task's results are listed as left out, never guessed at;
+    issue 30 polish, item 1: so too when the dataset a results file names is gone, or carries a broken task file
+    (a warning names it; the report is still written)."""
+    broken = tmp_path / "broken-build"
+    shutil.copytree(user_task_runs.builds["ne_news_topic"], broken)
+    (broken / "tasks" / "ne_news_topic.yaml").write_text("name: ne_news_topic\nkind: novel\n", encoding="utf-8")
+    datasets = {name: tmp_path / "moved" / name for name in TASK_NAMES} | {"ne_news_topic": broken}
+    results = _results_naming(user_task_runs, tmp_path / "results", datasets)
     out = tmp_path / "report"
-    assert main(["report", str(user_task_runs.results), "--out", str(out), "--resamples", "50", "-q"]) == 0
+    assert main(["report", str(results), "--out", str(out), "--resamples", "50", "-q"]) == 0
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "benchmark_ne_news_topic" not in page and "unknown NLUE task &#x27;ne_news_topic&#x27;" in page
+    assert "benchmark_ur_review_sentiment" not in page and not set(TASK_NAMES) & set(TASKS)
+
+
+def test_report_and_compare_know_a_task_from_the_dataset_its_results_name(
+    user_task_runs: UserRuns, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 30 polish, item 1: after the runs, `nlue report RESULTS` and `nlue compare RUN RUN --tasks TASK` need no
+    --task-file: each results file of an unknown task names the dataset it was scored on, and the dataset built
+    from the task file carries it (<dataset>/tasks/<task>.yaml), so the readers register it for the command."""
+    assert not set(TASK_NAMES) & set(TASKS)
+    out = tmp_path / "report"
+    with caplog.at_level("INFO", logger="nlue.results_tasks"):
+        assert main(["report", str(user_task_runs.results), "--out", str(out), "--resamples", "50"]) == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert all(f'<section id="benchmark_{name}"' in page for name in TASK_NAMES)
+    assert "unknown NLUE task" not in page
+    carried = user_task_runs.builds["ur_review_sentiment"].resolve() / "tasks"
+    assert f"registered ur_review_sentiment from the task files carried by {carried.parent}" in caplog.text
+    assert {row["check"] for row in _csv(out / "declared_ur_review_sentiment.csv")} == {"✓ recomputed"}
+    runs = [str(user_task_runs.results / BASELINE_RUN), str(user_task_runs.results / FINE_TUNED_RUN)]
+    argv = ["compare", *runs, "--tasks", "ur_review_sentiment", "--resamples", "50", "--json", str(tmp_path / "c.json")]
+    assert main([*argv, "-q"]) == 0  # --tasks names the user's task: known before the options are parsed
+    (found,) = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+    assert found["task"] == "ur_review_sentiment" and found["metric"] == "macro_f1"
+    assert main(["compare", str(user_task_runs.results), "--resamples", "50", "--json", str(tmp_path / "d.json"),
+                 "-q"]) == 0  # fmt: skip
+    assert {c["task"] for c in json.loads((tmp_path / "d.json").read_text(encoding="utf-8"))} == set(TASK_NAMES)
+    assert not set(TASK_NAMES) & set(TASKS)  # for the command only
 
 
 def test_compare_scores_two_runs_of_a_user_task_by_its_kind(user_task_runs: UserRuns, tmp_path: Path) -> None:
@@ -238,4 +283,16 @@ def test_the_readers_take_task_files_on_their_command_line(
         releases = [release, str(user_task_runs.builds["ur_review_sentiment"])]
         assert main(["submit", str(run), "--repo-id", "me/results", "--release", *releases, "--dry-run"]) == 0
         assert f"{run}: 2 results checked" in capsys.readouterr().out
+    assert not set(TASK_NAMES) & set(TASKS)
+
+
+def test_the_space_knows_a_task_from_the_dataset_its_results_name(user_task_runs: UserRuns) -> None:
+    """Issue 30 polish, item 1: the Space started on the results alone (no --task-file, no --dataset of the user
+    tasks) registers the task files carried by the datasets those results were scored on, for as long as it runs."""
+    from nlue.space.serve import space_task_files
+    from nlue.space.settings import SpaceSettings
+
+    settings = SpaceSettings(models=user_task_runs.models, results_dir=user_task_runs.results, dataset=None)
+    with space_task_files(settings) as tasks:
+        assert {task.name for task in tasks} == set(TASK_NAMES) and set(TASK_NAMES) <= set(TASKS)
     assert not set(TASK_NAMES) & set(TASKS)

@@ -145,4 +145,26 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nlue compare` with ``argv`` (without the `compare` word); return the exit status."""
-    return run_with_parser("compare", build_parser, argv, run)  # built once the command's task files are registered
+    import contextlib
+    import sys
+
+    from nlue.results_tasks import results_task_files
+
+    given = list(sys.argv[1:] if argv is None else argv)
+    with contextlib.ExitStack() as stack:
+
+        def parser() -> argparse.ArgumentParser:
+            # Built once the command's task files are registered, and those carried by the datasets that the runs
+            # named on the command line were scored on (so that `--tasks` knows their tasks too).
+            probe = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+            probe.add_argument("runs", nargs="*")
+            probe.add_argument("--results-dir", type=Path)
+            try:
+                named, _ = probe.parse_known_args(given)
+            except (argparse.ArgumentError, SystemExit):  # the real parser says what is wrong
+                return build_parser()
+            results_dir = named.results_dir or default_results_dir()
+            stack.enter_context(results_task_files(_folder(run, results_dir) for run in named.runs))
+            return build_parser()
+
+        return run_with_parser("compare", parser, given, run)

@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from nlue.errors import NlueError
     from nlue.evals.report import ReportOptions, build_report
     from nlue.evals.report_render import write_report
+    from nlue.results_tasks import results_task_files
 
     if args.resamples < 1 or not 0 < args.alpha < 1:
         raise NlueError("--resamples must be at least 1 and --alpha between 0 and 1")
@@ -75,8 +76,9 @@ def run(args: argparse.Namespace) -> int:
                         f"{' '.join(map(str, args.results_dir))} differ: give one")  # fmt: skip
     started = time.perf_counter()
     results = args.results or args.results_dir or [default_results_dir()]
-    report = build_report(results, ReportOptions(args.resamples, args.seed, args.alpha))
-    paths = write_report(report, args.out)
+    with results_task_files(results):  # the user tasks of runs whose datasets carry their task files
+        report = build_report(results, ReportOptions(args.resamples, args.seed, args.alpha))
+        paths = write_report(report, args.out)
     tables = sum(len(s.tables) for s in report.sections)
     charts = sum(len(s.charts) for s in report.sections)
     print(f"report: {paths[0]} ({tables} tables, {charts} figures, {report.total_files} results files; "

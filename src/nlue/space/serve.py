@@ -137,12 +137,19 @@ def run_space_command(args: argparse.Namespace) -> int:
 def space_task_files(settings: SpaceSettings, task_files: Sequence[str | Path] = ()) -> Any:
     """The Space's own tasks, registered while the returned context runs: ``task_files`` (``--task-file``), those of
     ``NLUE_TASK_FILES`` and those its datasets carry (a build of a task file needs no ``--task-file``), through the
-    one function every command registers with (:func:`nlue.registry.task_file.activate.activated_task_files`)."""
+    one function every command registers with (:func:`nlue.registry.task_file.activate.activated_task_files`); then
+    those carried by the local datasets its results files name (:mod:`nlue.results_tasks`), as `nlue report` does."""
     from nlue.registry.task_file.activate import activated_task_files
+    from nlue.results_tasks import results_task_files
 
     @contextlib.contextmanager
     def registered() -> Iterator[tuple[Any, ...]]:
-        with activated_task_files(task_files, settings.datasets) as tasks:
+        # In this order: the results' datasets are looked at only for tasks still unknown once the others are in.
+        with (
+            activated_task_files(task_files, settings.datasets) as given,
+            results_task_files(folder.path for folder in settings.results_folders) as found,
+        ):
+            tasks = (*given, *found)
             if tasks:
                 logger.info("tasks of your own: %s", ", ".join(task.name for task in tasks))
             yield tasks
