@@ -20,9 +20,9 @@ ruff format --check .
 site="$(mktemp -d)"
 NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$site"
 rm -rf "$site"
-# The suite on every core (at most 4), each worker one process with one torch thread (tests/conftest.py).
-# Each worker holds its own session fixtures (about 1.5 GiB at its peak), hence the cap; NLUE_TEST_WORKERS
-# sets the number (0: one process, no workers). --dist loadgroup keeps the tests of one xdist_group
-# (a module whose fixture is a whole sweep or suite run) on one worker, so that fixture runs once.
+# The suite on every core (at most 4), each worker one process with one torch thread. Each worker holds its
+# own session fixtures, hence the cap; NLUE_TEST_WORKERS sets the number (0: one process, no workers).
+# tests/conftest.py makes each module one unit of work (its fixtures made once) and sends the long ones first;
+# --no-loadscope-reorder keeps that order.
 workers="${NLUE_TEST_WORKERS:-$(python -c 'import os; print(min(len(os.sched_getaffinity(0)), 4))')}"
-python -m pytest -n "$workers" --dist loadgroup "$@"
+python -m pytest -n "$workers" --dist loadgroup --no-loadscope-reorder "$@"

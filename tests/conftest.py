@@ -137,3 +137,35 @@ def tiny_lms(tmp_path_factory: pytest.TempPathFactory, one_torch_thread) -> dict
 
     root = tmp_path_factory.mktemp("tiny-causal")
     return {family: save_tiny_causal_lm(root / family, family) for family in ("gpt2", "llama")}
+
+
+# ------------------------------------------------------------------ the order and grouping of the parallel run
+# Under pytest-xdist (`scripts/test.sh`), each module is one unit of work (an xdist_group), so that a module's
+# fixtures (a whole sweep, a GPU-suite smoke run, a report's results) are made once, on one worker; the docs
+# pages are the exception, one unit each, so that the longest module does not sit on one worker. The units
+# known to be long are sent first, so that no worker starts one when the other is nearly done.
+SPLIT_MODULES = {"test_docs_commands.py"}
+LONG_FIRST = (
+    "tests/test_readme_llm_commands.py",
+    "tests/test_docs_commands.py::test_every_runnable_block_runs_as_written[guides/llm.md]",
+    "tests/test_sweep.py",
+    "tests/test_gpu_suite.py",
+    "tests/test_served_benchmarks.py",
+    "tests/test_docs_commands.py::test_every_runnable_block_runs_as_written[guides/nediom.md]",
+    "tests/test_training.py",
+    "tests/test_docs_commands.py",
+)
+
+
+def _rank(item: pytest.Item) -> int:
+    return next((i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix)), len(LONG_FIRST))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    for item in items:
+        if item.path.name not in SPLIT_MODULES:
+            item.add_marker(pytest.mark.xdist_group(item.path.name))
+    items.sort(key=_rank)  # stable: the rest keep their order
