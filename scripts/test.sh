@@ -22,7 +22,7 @@ NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$site"
 rm -rf "$site"
 # The suite on every core (at most 4), each worker one process with one torch thread. Each worker holds its
 # own session fixtures, hence the cap; NLUE_TEST_WORKERS sets the number (0: one process, no workers).
-# tests/conftest.py makes each module one unit of work (its fixtures made once) and sends the long ones first;
-# --no-loadscope-reorder keeps that order.
+# Each module is one unit of work (its fixtures made once), the docs pages one each (tests/conftest.py), the
+# long units first: --no-loadscope-reorder keeps the order conftest gives them.
 workers="${NLUE_TEST_WORKERS:-$(python -c 'import os; print(min(len(os.sched_getaffinity(0)), 4))')}"
-python -m pytest -n "$workers" --dist loadgroup --no-loadscope-reorder "$@"
+python -m pytest -n "$workers" --dist loadscope --no-loadscope-reorder "$@"

@@ -139,19 +139,20 @@ def tiny_lms(tmp_path_factory: pytest.TempPathFactory, one_torch_thread) -> dict
     return {family: save_tiny_causal_lm(root / family, family) for family in ("gpt2", "llama")}
 
 
-# ------------------------------------------------------------------ the order and grouping of the parallel run
-# Under pytest-xdist (`scripts/test.sh`), each module is one unit of work (an xdist_group), so that a module's
-# fixtures (a whole sweep, a GPU-suite smoke run, a report's results) are made once, on one worker; the docs
-# pages are the exception, one unit each, so that the longest module does not sit on one worker. The units
-# known to be long are sent first, so that no worker starts one when the other is nearly done.
+# ------------------------------------------------------------------ the order and units of the parallel run
+# Under pytest-xdist (`scripts/test.sh` runs `--dist loadscope`), each module is one unit of work, so that its
+# module fixtures (a whole sweep, the GPU suite's smoke run, a report's results) are made once, on one worker.
+# The docs pages are the exception, one unit each, so that the longest module does not sit on one worker.
+# The units known to be long are sent first (with --no-loadscope-reorder), so that no worker starts one when
+# the other is nearly done.
 SPLIT_MODULES = {"test_docs_commands.py"}
 LONG_FIRST = (
     "tests/test_readme_llm_commands.py",
     "tests/test_docs_commands.py::test_every_runnable_block_runs_as_written[guides/llm.md]",
     "tests/test_sweep.py",
     "tests/test_gpu_suite.py",
-    "tests/test_served_benchmarks.py",
     "tests/test_docs_commands.py::test_every_runnable_block_runs_as_written[guides/nediom.md]",
+    "tests/test_served_benchmarks.py",
     "tests/test_training.py",
     "tests/test_docs_commands.py",
 )
@@ -161,11 +162,26 @@ def _rank(item: pytest.Item) -> int:
     return next((i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix)), len(LONG_FIRST))
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    for item in items:
-        if item.path.name not in SPLIT_MODULES:
-            item.add_marker(pytest.mark.xdist_group(item.path.name))
-    items.sort(key=_rank)  # stable: the rest keep their order
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects, and sorts, the same list
+        items.sort(key=_rank)  # stable: the rest keep their order
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: without xdist there is nothing to schedule
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadscope`` with :data:`SPLIT_MODULES` split into their tests (the others: one unit per module).
+
+    (``--dist loadgroup`` with xdist_group marks would say the same, but pytest-xdist 3.8 cannot set the group
+    on pytest 9's node ids, so every test ran as its own unit.)
+    """
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModulesAndSplitPages(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if Path(nodeid.split("::", 1)[0]).name in SPLIT_MODULES:
+                return nodeid
+            return super()._split_scope(nodeid)
+
+    return ModulesAndSplitPages(config, log)

@@ -22,7 +22,7 @@ def test_the_test_command_runs_the_suite_on_workers() -> None:
     extra = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     assert any(re.match(r"pytest-xdist\b", requirement) for requirement in extra["test"])
     script = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
-    assert re.search(r"^python -m pytest -n \"\$workers\" --dist loadgroup\b.*\"\$@\"$", script, re.M)
+    assert re.search(r"^python -m pytest -n \"\$workers\" --dist loadscope\b.*\"\$@\"$", script, re.M)
 
 
 def test_a_command_a_test_starts_runs_one_torch_thread() -> None:
