@@ -15,8 +15,8 @@ import pytest
 # (nlue, transformers serve, torchrun, the sweep's cells). The models here are tiny, so a second thread buys
 # nothing, while on a busy 2-core machine (the test command runs two workers, other people run theirs) the
 # threads of each process spin waiting for each other: measured with 10 requests of 256 new tokens to the
-# README's `transformers serve --continuous-batching`, the server took 7.7 s of CPU with its default threads
-# and 0.9 s with one. A run that sets OMP_NUM_THREADS itself keeps its own value.
+# README's `transformers serve --continuous-batching` at a load average of about 4, the server took 7.7 s of
+# CPU with its default threads and 0.9 s with one. A run that sets OMP_NUM_THREADS itself keeps its own value.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 if "torch" in sys.modules:  # a plugin imported it before this file: the variable came too late for it
     sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))

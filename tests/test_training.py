@@ -315,8 +315,8 @@ def test_stratified_folds_are_balanced() -> None:
 def test_two_process_ddp_training_on_cpu(tiny_bert: Path, tmp_path: Path) -> None:
     """The Trainer's DDP path with two CPU processes (gloo), launched by torchrun.
 
-    ``--standalone`` lets torchrun take a free port: with a fixed ``--master_port`` two test runs on one
-    machine (or two test workers) met at the same rendezvous (issue 29, item 30).
+    ``--standalone`` lets torchrun take a free port: with a fixed ``--master_port`` two runs on one machine
+    (two people's, or two test workers) can meet on the same port; one run failed so (issue 29, item 30).
     """
     torchrun = shutil.which("torchrun", path=os.path.dirname(sys.executable))
     assert torchrun, "torchrun comes with torch"
