@@ -6,7 +6,10 @@ folder (so nothing lands in the repository), puts a tiny random Llama-style chat
 ``./my-model`` (the name the README uses), and runs every line through a shell as a user would:
 ``nlue build ...`` lines, ``nlue llm ...`` and ``nlue idioms eval ...`` against the model, and a
 ``transformers serve ... &`` line as a real server on loopback (on a free port, written into
-the commands that name ``127.0.0.1:8000``), stopped at the end.
+the commands that name ``127.0.0.1:8000``), stopped at the end. A continuous-batching server line
+that gives its cache no size gets ``--cb-num-blocks 64 --cb-max-batch-tokens 2048`` (said on stdout;
+without a size `transformers serve` takes 90% of the machine's free memory for it), and the server's
+peak memory is printed and held under 2 GiB by the test.
 
 Printed: each command's wall time and exit status, and the goal it is held to: every command
 finishes, exit 0, in under 2 minutes on the sample (issue 21, after the README's own endpoint
@@ -27,6 +30,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -34,6 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MARK = "<!-- run: readme_llm_commands -->"
 GOAL_SECONDS = 120.0
+# Bytes: the sized server stays near 0.6 GiB; unsized it passed 14 GiB (issue 29, item 30).
+SERVER_MEMORY_GOAL = 2 * 2**30
 README_PORT = "8000"
 
 
@@ -78,6 +84,20 @@ def wait_for_health(port: int, process: subprocess.Popen, timeout: float = 180.0
     raise SystemExit(f"the server did not answer /health within {timeout:.0f} s")
 
 
+# `transformers serve --continuous-batching` given no cache size sizes its paged KV cache and attention masks
+# from 90% of the machine's free memory, and on CPU it then writes more and more of it: the tiny model's server
+# passed 3 GiB after its first 10 requests and was killed by the kernel's OOM killer at 14 GiB during these
+# commands. So the README's server line sets one of these itself (the commands run exactly as written).
+CB_SIZE_FLAGS = ("--cb-num-blocks", "--cb-max-memory-percent")
+
+
+def sets_cache_size(argv: list[str]) -> bool:
+    """Whether ``argv``, when a continuous-batching `transformers serve`, gives its cache a size."""
+    if argv[:2] != ["transformers", "serve"] or "--continuous-batching" not in argv:
+        return True
+    return any(a.split("=")[0] in CB_SIZE_FLAGS for a in argv)
+
+
 def start_server(argv: list[str], port: int, work: Path, env: dict[str, str], log: Path) -> subprocess.Popen:
     """A server command run in its own process group (so that it can be stopped whole), once it answers."""
     with log.open("w") as out:
@@ -96,7 +116,38 @@ def stop_servers(servers: list[subprocess.Popen]) -> None:
             os.killpg(server.pid, signal.SIGKILL)
 
 
-def run_all(work: Path) -> list[tuple[str, float, int]]:
+class PeakMemory:
+    """The largest resident memory of the servers' process trees, sampled every half second (needs psutil)."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self.pids: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        import psutil
+
+        while not self._stop.wait(0.5):
+            total = 0
+            for pid in list(self.pids):
+                try:
+                    server = psutil.Process(pid)
+                    total += sum(p.memory_info().rss for p in [server, *server.children(recursive=True)])
+                except psutil.Error:
+                    continue
+            self.peak = max(self.peak, total)
+
+
+def run_all(work: Path, memory: PeakMemory | None = None) -> list[tuple[str, float, int]]:
     """Every README command in ``work``: (command, seconds, exit status)."""
     from nlue.lm.tiny import save_tiny_causal_lm
 
@@ -115,6 +166,8 @@ def run_all(work: Path) -> list[tuple[str, float, int]]:
                 argv = shlex.split(command[:-1]) + (["--port", port] if "--port" not in command else [])
                 argv = [a if a != README_PORT else port for a in argv]
                 servers.append(start_server(argv, int(port), work, env, work / "server.log"))
+                if memory is not None:
+                    memory.pids.append(servers[-1].pid)
                 status = 0
             else:
                 status = subprocess.run(command, shell=True, cwd=work, env=env, check=False).returncode
@@ -134,16 +187,18 @@ def main() -> int:
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"goal: every command exits 0 in under {GOAL_SECONDS:.0f} s on the sample with a tiny model\n")
-    if args.keep:
-        args.keep.mkdir(parents=True, exist_ok=True)
-        timings = run_all(args.keep.resolve())
-    else:
-        with tempfile.TemporaryDirectory(prefix="nlue-readme-") as tmp:
-            timings = run_all(Path(tmp))
+    with PeakMemory() as memory:
+        if args.keep:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            timings = run_all(args.keep.resolve(), memory)
+        else:
+            with tempfile.TemporaryDirectory(prefix="nlue-readme-") as tmp:
+                timings = run_all(Path(tmp), memory)
     failed = [t for t in timings if t[2] != 0]
     slow = [t for t in timings if t[1] >= GOAL_SECONDS]
     print(f"\n{len(timings)} commands, {sum(t[1] for t in timings):.1f} s in all; "
           f"slowest {max(t[1] for t in timings):.1f} s; failed: {len(failed)}; over {GOAL_SECONDS:.0f} s: {len(slow)}")  # fmt: skip
+    print(f"server peak memory: {memory.peak / 2**30:.2f} GiB (goal under {SERVER_MEMORY_GOAL / 2**30:.0f} GiB)")
     return 1 if failed else 0
 
 

@@ -5,12 +5,23 @@ from __future__ import annotations
 import csv
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis.configuration import set_hypothesis_home_dir
+
+# One thread per process, set before anything imports torch, and inherited by every command a test starts
+# (nlue, transformers serve, torchrun, the sweep's cells). The models here are tiny, so a second thread buys
+# nothing, while on a busy 2-core machine (the test command runs two workers, other people run theirs) the
+# threads of each process spin waiting for each other: measured with 10 requests of 256 new tokens to the
+# README's `transformers serve --continuous-batching` at a load average of about 4, the server took 7.7 s of
+# CPU with its default threads and 0.9 s with one. A run that sets OMP_NUM_THREADS itself keeps its own value.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+if "torch" in sys.modules:  # a plugin imported it before this file: the variable came too late for it
+    sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 from nlue.data.build import build_repo
 from nlue.data.discover import task_sources_from_folder
@@ -143,3 +154,52 @@ def user_task_runs(tmp_path_factory: pytest.TempPathFactory):
     from tests.user_tasks import make_user_runs
 
     return make_user_runs(tmp_path_factory.mktemp("user-tasks"))
+
+
+# ------------------------------------------------------------------ the order and units of the parallel run
+# Under pytest-xdist (`scripts/test.sh` runs `--dist loadscope`), each module is one unit of work, so that its
+# module fixtures (a whole sweep, the GPU suite's smoke run, a report's results) are made once, on one worker.
+# The docs pages are the exception, one unit each, so that the longest module does not sit on one worker.
+# The units known to be long are sent first (with --no-loadscope-reorder), so that no worker starts one when
+# the other is nearly done.
+SPLIT_MODULES = {"test_docs_commands.py"}
+LONG_FIRST = (
+    "tests/test_readme_llm_commands.py",
+    "tests/test_docs_commands.py::test_every_runnable_block_runs_as_written[guides/llm.md]",
+    "tests/test_docs_commands.py::test_every_runnable_block_runs_as_written[guides/own-task.md]",
+    "tests/test_sweep.py",
+    "tests/test_gpu_suite.py",
+    "tests/test_docs_commands.py::test_every_runnable_block_runs_as_written[guides/nediom.md]",
+    "tests/test_served_benchmarks.py",
+    "tests/test_training.py",
+    "tests/test_docs_commands.py",
+)
+
+
+def _rank(item: pytest.Item) -> int:
+    return next((i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix)), len(LONG_FIRST))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects, and sorts, the same list
+        items.sort(key=_rank)  # stable: the rest keep their order
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: without xdist there is nothing to schedule
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadscope`` with :data:`SPLIT_MODULES` split into their tests (the others: one unit per module).
+
+    (``--dist loadgroup`` with xdist_group marks would say the same, but pytest-xdist 3.8 cannot set the group
+    on pytest 9's node ids, so every test ran as its own unit.)
+    """
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModulesAndSplitPages(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if Path(nodeid.split("::", 1)[0]).name in SPLIT_MODULES:
+                return nodeid
+            return super()._split_scope(nodeid)
+
+    return ModulesAndSplitPages(config, log)

@@ -342,12 +342,16 @@ def test_stratified_folds_are_balanced() -> None:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="gloo on two local processes")
 def test_two_process_ddp_training_on_cpu(tiny_bert: Path, tmp_path: Path) -> None:
-    """The Trainer's DDP path with two CPU processes (gloo), launched by torchrun."""
+    """The Trainer's DDP path with two CPU processes (gloo), launched by torchrun.
+
+    ``--standalone`` lets torchrun take a free port: with a fixed ``--master_port`` two runs on one machine
+    (two people's, or two test workers) can meet on the same port; one run failed so (issue 29, item 30).
+    """
     torchrun = shutil.which("torchrun", path=os.path.dirname(sys.executable))
     assert torchrun, "torchrun comes with torch"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "NLUE_CACHE": str(tmp_path / "cache")}
     done = subprocess.run(
-        [torchrun, "--nproc_per_node", "2", "--master_port", "29533", "-m", "nlue.cli", "train",
+        [torchrun, "--standalone", "--nproc_per_node", "2", "-m", "nlue.cli", "train",
          "--model", str(tiny_bert), "--task", "sa", "--output_dir", str(tmp_path / "run"),
          "--results_dir", str(tmp_path / "results"), "--ddp_backend", "gloo", *QUICK],
         capture_output=True, text=True, timeout=600, env=env,
