@@ -18,12 +18,23 @@ from tests.docs_blocks import DOCS, MARK, ROOT, pages_with_blocks, run_page, run
 PAGES = pages_with_blocks()
 
 
+# What the test suite itself writes into the repository while it runs, on other workers at the same time as a
+# page's commands (the screenshots and pages tests save for people to look at, pytest's cache): not the commands'.
+SUITE_OUTPUT = ("test-artifacts", ".pytest_cache")
+
+
 def _repository_state() -> tuple[list[str], list[str]]:
     """Files git does not track (new or ignored), and the top-level entries: what a command writing here would add."""
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored"], cwd=ROOT,
                             capture_output=True, text=True, check=False).stdout  # fmt: skip
-    added = sorted(line for line in status.splitlines() if line.startswith(("??", "!!")) and "__pycache__" not in line)
-    return added, sorted(path.name for path in ROOT.iterdir())
+    added = sorted(
+        line
+        for line in status.splitlines()
+        if line.startswith(("??", "!!"))
+        and "__pycache__" not in line
+        and not line[3:].strip('"').startswith(tuple(f"{name}/" for name in SUITE_OUTPUT))
+    )
+    return added, sorted(path.name for path in ROOT.iterdir() if path.name not in SUITE_OUTPUT)
 
 
 def test_the_guides_mark_blocks_and_only_bash_or_python() -> None:
