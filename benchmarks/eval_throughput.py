@@ -67,10 +67,10 @@ import numpy as np
 import torch
 import transformers
 
+from nlue.lm.modeling import classifier_config_kwargs
 from nlue.lm.tiny import sample_corpus, tiny_config, train_tokenizer
 from nlue.registry.tasks import TRAINABLE_TASKS, get_task
 from nlue.training.cpu_fusion import fused_view
-from nlue.training.modeling import classifier_config_kwargs
 from nlue.training.predict import cpu_fusion_applies, predict_logits, quantize_dynamic_int8
 
 # The premise/hypothesis task with the most classes (MNLI), picked from the registry.

@@ -103,9 +103,9 @@ def build_model(root: Path, task_name: str, size: str) -> Path:
     import torch
     from transformers import AutoModelForSequenceClassification
 
+    from nlue.lm.modeling import classifier_config_kwargs
     from nlue.lm.tiny import tiny_config, train_tokenizer
     from nlue.registry.tasks import get_task
-    from nlue.training.modeling import classifier_config_kwargs
 
     tokenizer = train_tokenizer("bert", vocab_size=4000)
     config = tiny_config("bert", len(tokenizer), tokenizer, **classifier_config_kwargs(get_task(task_name)))

@@ -351,7 +351,7 @@ def results_reference() -> str:
 
 
 def _submission_required() -> tuple[str, ...]:
-    from nlue.evals.submission import REQUIRED
+    from nlue.evals.submit.submission import REQUIRED
 
     return REQUIRED
 
@@ -370,24 +370,19 @@ def space_tabs_reference() -> str:
 
 
 def room_imports_reference() -> str:
-    """Which room imports which, from the modules' import statements (the graph ``tests/test_layout.py`` reads)."""
+    """Each room, lowest first, and the rooms its modules import, from the import statements (the rooms and the
+    graph ``tests/test_layout.py`` checks: every room named is at or below the importer's)."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from tests.test_layout import _imports, _modules
-
-    modules = _modules()
-
-    def room(name: str) -> str:
-        parts = name.split(".")
-        return parts[1] if len(parts) > 1 else "nlue"
+    from tests.test_layout import LEVEL, import_graph, room_of
 
     edges: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        for target in _imports(ast.parse(path.read_text(encoding="utf-8")), modules):
-            if room(target) != room(name):
-                edges.setdefault(room(name), set()).add(room(target))
-    rows = [f"| `{r}` | {', '.join(f'`{t}`' for t in sorted(edges[r]))} |" for r in sorted(edges)]
-    return "\n".join(["| room (module or folder of `nlue`) | imports from |", "|---|---|", *rows])
+    for name, targets in import_graph().items():
+        edges.setdefault(room_of(name), set()).update(room_of(t) for t in targets if room_of(t) != room_of(name))
+    order = sorted(edges, key=lambda room: (LEVEL[room], room))
+    rows = [f"| {LEVEL[r]} | `{r}` | {', '.join(f'`{t}`' for t in sorted(edges[r], key=lambda t: (LEVEL[t], t)))} |"
+            for r in order]  # fmt: skip
+    return "\n".join(["| # | room | imports from |", "|---|---|---|", *rows])
 
 
 def language_profiles_reference() -> str:

@@ -79,8 +79,8 @@ def _loglik_text(requests: Sequence[Any]) -> str:
 
 
 def _nlue(dataset: Path, out: dict[str, str]) -> None:
-    from nlue.evals.nlue_generate import run_nlue_generation
-    from nlue.evals.nlue_llm import demonstrations, render_prompt, task_data
+    from nlue.evals.llm.nlue_generate import run_nlue_generation
+    from nlue.evals.llm.nlue_llm import demonstrations, render_prompt, task_data
     from nlue.registry.tasks import TASKS
 
     tasks = [task for task in TASKS.values() if task.benchmark == "nlue" and task.prompts]

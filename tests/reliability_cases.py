@@ -41,16 +41,16 @@ import pyarrow.parquet as pq
 from hypothesis import strategies as st
 
 from nlue.data.arrow_sources import read_batches
-from nlue.data.normalize import _ANSWER_STRIP, normalize_answer, normalize_text
 from nlue.data.rows import Dropped, RowConverter
 from nlue.data.sources import read_records
 from nlue.errors import NlueError, RowProblem
-from nlue.evals.label_generation import parse_label
+from nlue.evals.llm.label_generation import parse_label
 from nlue.evals.mcq.parse import INVALID_CATEGORIES, parse_lenient, parse_strict
-from nlue.idioms.position import Span, mark_position, parse_position
 from nlue.registry.kinds.mcq_text import LETTERS, normalize_mcq_text
 from nlue.registry.tasks import TASKS
 from nlue.text import rules
+from nlue.text.idiom_position import Span, mark_position, parse_position
+from nlue.text.normalize import _ANSWER_STRIP, normalize_answer, normalize_text
 from nlue.text.profiles import get_profile, profile_of
 
 

@@ -189,7 +189,7 @@ def test_report_accounts_for_every_row(tmp_path: Path, write_csv, drop: bool) ->
 
 
 def test_loose_text_folds_what_near_duplicates_ignore() -> None:
-    from nlue.data.normalize import loose_text
+    from nlue.text.normalize import loose_text
 
     assert loose_text("मैले १२ वटा आँप किनें।") == loose_text("मैले 12 वटा आँप किनें") == "मैले12वटाआँपकिनें"
     assert loose_text("Good movie, “really”!") == "goodmoviereally"

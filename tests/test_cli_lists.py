@@ -37,9 +37,9 @@ LIST_OPTIONS = [
     ("evaluate", _main_parser, ["evaluate", "--model", "m"], "--task", "task", ("sa", "rte"), "gmet"),
     ("evaluate", _main_parser, ["evaluate", "--model", "m"], "--tasks", "task", ("sa", "rte"), "squad"),
     ("baseline", _own("nlue.evals.baseline_cli"), [], "--tasks", "tasks", ("sa", "rte"), "squad"),
-    ("llm nlue", _own("nlue.evals.llm_cli"), ["nlue", "--model", "m"], "--tasks", "tasks", ("sa", "rte"), "gmet"),
-    ("export", _own("nlue.evals.export_cli"), ["lm-eval", "--out", "o"], "--tasks", "tasks", ("sa", "rte"), "gmet"),
-    ("compare", _own("nlue.evals.compare_cli"), ["run_a", "run_b"], "--tasks", "tasks", ("sa", "rte"), "squad"),
+    ("llm nlue", _own("nlue.evals.llm.cli"), ["nlue", "--model", "m"], "--tasks", "tasks", ("sa", "rte"), "gmet"),
+    ("export", _own("nlue.evals.export.cli"), ["lm-eval", "--out", "o"], "--tasks", "tasks", ("sa", "rte"), "gmet"),
+    ("compare", _own("nlue.evals.compare.cli"), ["run_a", "run_b"], "--tasks", "tasks", ("sa", "rte"), "squad"),
     (
         "idioms",
         _own("nlue.idioms.cli"),
@@ -112,8 +112,8 @@ def test_a_near_miss_is_named_and_all_stands_alone(capsys) -> None:
 def test_the_sweep_splits_its_models_and_names_the_rosters() -> None:
     """issue 29, item 24: `nlue sweep --models a,b` as `--models a b`; an unknown one lists the roster's models."""
     from nlue.errors import NlueError
-    from nlue.evals.roster import Roster, RosterModel
-    from nlue.evals.sweep_cli import _select, build_parser
+    from nlue.evals.sweep.cli import _select, build_parser
+    from nlue.evals.sweep.roster import Roster, RosterModel
 
     models = parse_or_exit_code(build_parser(), ["tiny", "--models", "encoder,causal-lm"]).models
     assert models == ["encoder", "causal-lm"]
@@ -164,8 +164,8 @@ def test_the_baseline_runs_tasks_given_with_spaces(sample_build, tmp_path: Path,
 
 def test_a_rosters_task_list_may_be_written_as_the_command_line_takes_it() -> None:
     """issue 29, item 24: a sweep roster's `tasks: sa, rte` is the list `[sa, rte]`, as `--tasks sa,rte` is."""
-    from nlue.evals.roster import Problems
-    from nlue.evals.roster_runs import _settings
+    from nlue.evals.sweep.problems import Problems
+    from nlue.evals.sweep.roster_runs import _settings
 
     problems = Problems("roster.yaml")
     settings = _settings("llm nlue", {"tasks": "sa, rte", "prompt_languages": "en,native"}, "runs[0]", problems)

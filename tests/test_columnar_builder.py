@@ -34,13 +34,13 @@ from nlue.data.build import build_repo
 from nlue.data.discover import task_sources_from_folder
 from nlue.data.fingerprints import SEPARATOR
 from nlue.data.mapping import FieldMapping
-from nlue.data.normalize import _loose_tables, fold_rule, loose_texts, normalize_text
 from nlue.data.report import BuildOptions, TaskSources
 from nlue.data.sample import sample_data_dir
 from nlue.data.sources import read_records
 from nlue.data.text_keys import LONG_STRING_BYTES, hash_array, loose_keys
 from nlue.errors import SourceError
 from nlue.registry.tasks import TASK_NAMES, TASKS, get_task
+from nlue.text.normalize import _loose_tables, fold_rule, loose_texts, normalize_text
 
 ENGINES = ("rows", "columnar")
 

@@ -11,7 +11,7 @@ from scipy import stats
 from sklearn.metrics import f1_score
 
 from nlue.cli import main
-from nlue.evals.compare import compare_runs
+from nlue.evals.compare.pairs import compare_runs
 from nlue.predictions import attach, prediction_rows
 from nlue.registry.tasks import TASKS
 from nlue.results import RunResult, write_result

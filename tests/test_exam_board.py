@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from nlue.boards.exams import COLUMNS, load_exam_board
+from nlue.boards.leaderboard import result_rows
 from nlue.registry.mcq import URDUMMLU_TABLE4
 from nlue.results import SCHEMA_VERSION, RunResult, write_result
-from nlue.space.exam_board import COLUMNS, load_exam_board
-from nlue.space.leaderboard import result_rows
 
 
 def _exam_result(model: str, prompt: str, all_items: float, parseable: float, invalid: float) -> RunResult:
@@ -66,7 +66,7 @@ def test_exam_files_stay_off_the_nlue_table_and_bad_ones_are_reported(tmp_path: 
 
 
 def test_board_columns_fit_their_longest_header_word_so_headers_wrap_between_words() -> None:
-    from nlue.space.table_board import CHAR_PX, MAX_COLUMN_PX, MIN_COLUMN_PX, PADDING_PX, TableBoard
+    from nlue.boards.table import CHAR_PX, MAX_COLUMN_PX, MIN_COLUMN_PX, PADDING_PX, TableBoard
 
     board = TableBoard(
         ("model", "All (all items)", "n"),

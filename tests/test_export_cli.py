@@ -41,7 +41,7 @@ def test_export_writes_tasks_and_groups_with_a_path_lm_eval_can_resolve(
 def test_the_readme_first_form_exports_only_the_tasks_the_dataset_has(
     sample_build, tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="nlue.evals.lm_eval_export")
+    caplog.set_level(logging.INFO, logger="nlue.evals.export.lm_eval")
     assert main(["export", "lm-eval", "--out", str(tmp_path), "--dataset", str(sample_build.repo_dir)]) == 0
     written = _written(tmp_path)
     tasks = {name for name, config in written.items() if "group" not in config}

@@ -12,7 +12,6 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
-from nlue.data.normalize import normalize_answer  # noqa: E402
 from nlue.gmet.cli import main  # noqa: E402
 from nlue.gmet.evaluate import dataset_info, evaluate, make_predictor, run_result  # noqa: E402
 from nlue.gmet.items import load_items  # noqa: E402
@@ -21,7 +20,8 @@ from nlue.lm.backends import WORD_BASELINES as BASELINES  # noqa: E402
 from nlue.lm.baselines.ngram import NgramBaseline, corpus_texts  # noqa: E402
 from nlue.lm.baselines.tiny_mlm import train_tiny_mlm  # noqa: E402
 from nlue.registry.tasks import GMET_CATEGORY_THEME  # noqa: E402
-from nlue.scoring import score_task  # noqa: E402
+from nlue.scores import score_task  # noqa: E402
+from nlue.text.normalize import normalize_answer  # noqa: E402
 
 RESAMPLES = 200
 

@@ -15,7 +15,7 @@ from nlue.gmet.evaluate import GmetRun, write_run
 from nlue.gmet.items import ItemPrediction, items_from_records
 from nlue.gmet.judging import JudgmentFileError, reference_items
 from nlue.gmet.verdicts import combine_judgments, majority_vote
-from nlue.scoring import score_task
+from nlue.scores import score_task
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 

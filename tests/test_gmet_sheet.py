@@ -13,7 +13,7 @@ from nlue.gmet.cli import main
 from nlue.gmet.evaluate import GmetRun, write_run
 from nlue.gmet.items import ItemPrediction, items_from_records
 from nlue.gmet.sheet import SHEET_COLUMNS, read_key
-from nlue.scoring import score_task
+from nlue.scores import score_task
 
 N_ITEMS = 30
 WRONG = "गलत"

@@ -19,12 +19,12 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from nlue.data.normalize import normalize_answer  # noqa: E402
 from nlue.gmet.items import GmetItem, ItemPrediction, load_items  # noqa: E402
 from nlue.lm.baselines.ngram import corpus_texts  # noqa: E402
 from nlue.lm.baselines.tiny_mlm import train_tiny_mlm  # noqa: E402
 from nlue.lm.masked.predictor import MaskedLMPredictor  # noqa: E402
 from nlue.lm.tiny import save_tiny_encoder  # noqa: E402
+from nlue.text.normalize import normalize_answer  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

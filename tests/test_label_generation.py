@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score, f1_score
 
-from nlue.evals import label_generation as gen
-from nlue.evals.nlue_generate import run_nlue_generation
-from nlue.evals.nlue_llm import nlue_tasks, render_prompt
+from nlue.evals.llm import label_generation as gen
+from nlue.evals.llm.nlue_generate import run_nlue_generation
+from nlue.evals.llm.nlue_llm import nlue_tasks, render_prompt
 from nlue.lm.base import Generation, GenerationRequest, LoglikelihoodRequest
 from nlue.lm.description import Capabilities, ModelDescription
 from nlue.registry.label_prompts import ANSWER_LINES

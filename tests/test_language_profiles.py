@@ -13,11 +13,11 @@ from types import MappingProxyType
 import pyarrow.parquet as pq
 import pytest
 
-from nlue.data import normalize
 from nlue.data.build import build_repo
 from nlue.data.report import BuildOptions, BuildResult, TaskSources
 from nlue.errors import NlueError
 from nlue.registry.tasks import TASK_NAMES, TASKS, get_task
+from nlue.text import normalize
 from nlue.text.profiles import (
     NEPALI,
     PLAIN,

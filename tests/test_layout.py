@@ -1,4 +1,4 @@
-"""The package's shape: no import circle between its modules, and no module past a few hundred lines."""
+"""The package's shape: its rooms in order, no import circle, and no module past a few hundred lines."""
 
 from __future__ import annotations
 
@@ -8,6 +8,27 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 MAX_LINES = 420  # "about 400": a module past it holds more than one job
+
+# The rooms of ``src/nlue``, lowest first (docs/architecture.md says what each holds). A module is in the room of
+# the longest prefix that names it. A module may import its own room and any room below it, never one above:
+# so the registry loads without the builder, a results file is read without the model layer's backends, and
+# the boards serve the report and the Space alike without either importing the other.
+ROOMS: tuple[tuple[str, ...], ...] = (
+    ("nlue.errors", "nlue.version", "nlue.strict_json", "nlue.text_table", "nlue.text"),  # leaf helpers
+    ("nlue.scoring",),  # metric maths; no task
+    ("nlue.registry",),  # benchmarks -> tasks -> kinds; the task files
+    ("nlue.data", "nlue.scores"),  # the builder; scores of registered tasks
+    ("nlue.lm",),  # the model layer
+    ("nlue.results", "nlue.results_files", "nlue.results_folders", "nlue.results_tasks", "nlue.predictions",
+     "nlue.run_identity", "nlue.cli_support", "nlue.cli_lists"),  # results and predictions; the commands' backbone
+    ("nlue.training",),
+    ("nlue.evals", "nlue.gmet", "nlue.idioms", "nlue.pipelines", "nlue.translate"),  # protocols, making data
+    ("nlue.boards",),  # tables and figures from results, for the report and the Space
+    ("nlue.evals.report", "nlue.space"),  # what shows results
+    ("nlue", "nlue.cli", "nlue.build_cli", "nlue.publish_cli", "nlue.quickstart", "nlue.tasks", "nlue.tasks_cli",
+     "nlue.evals.sweep"),  # the command line, and the sweep that runs its commands
+)  # fmt: skip
+LEVEL = {prefix: level for level, prefixes in enumerate(ROOMS) for prefix in prefixes}
 
 
 def _modules() -> dict[str, Path]:
@@ -19,18 +40,13 @@ def _modules() -> dict[str, Path]:
 
 
 def _imports(tree: ast.AST, modules: dict[str, Path]) -> set[str]:
-    """Every nlue module a file imports, module level or inside a function; TYPE_CHECKING blocks excepted.
+    """Every nlue module a file imports: module level, inside a function or under ``TYPE_CHECKING`` alike (a
+    type-only import is still a dependency, and a circle through one only waits for a runtime import).
 
     ``from package import submodule`` counts as importing the submodule.
     """
-    skipped = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skipped.update(id(child) for stmt in node.body for child in ast.walk(stmt))
     targets = set()
     for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
         if isinstance(node, ast.Import):
             targets.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -39,11 +55,35 @@ def _imports(tree: ast.AST, modules: dict[str, Path]) -> set[str]:
     return {t for t in targets if t in modules}
 
 
-def import_cycles() -> list[list[str]]:
+def import_graph() -> dict[str, set[str]]:
     modules = _modules()
-    graph = {
+    return {
         name: _imports(ast.parse(path.read_text(encoding="utf-8")), modules) - {name} for name, path in modules.items()
     }
+
+
+def room_of(module: str) -> str:
+    """The longest prefix of :data:`ROOMS` that names ``module`` (the package itself is ``nlue``)."""
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:end])
+        if prefix in LEVEL:
+            return prefix
+    raise AssertionError(f"{module} is in no room of ROOMS: add its room")
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """``a -> b`` for each import of a module in a higher room than the importer's."""
+    return sorted(
+        f"{name} ({room_of(name)}) -> {target} ({room_of(target)})"
+        for name, targets in graph.items()
+        for target in targets
+        if LEVEL[room_of(target)] > LEVEL[room_of(name)]
+    )
+
+
+def import_cycles(graph: dict[str, set[str]] | None = None) -> list[list[str]]:
+    graph = import_graph() if graph is None else graph
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -54,7 +94,7 @@ def import_cycles() -> list[list[str]]:
         index[node] = low[node] = len(index)
         stack.append(node)
         on_stack.add(node)
-        for target in graph[node]:
+        for target in graph.get(node, ()):
             if target not in index:
                 visit(target)
                 low[node] = min(low[node], low[target])
@@ -79,6 +119,25 @@ def import_cycles() -> list[list[str]]:
 
 def test_no_import_circles() -> None:
     assert import_cycles() == []
+
+
+def test_no_import_from_a_lower_room_into_a_higher_one() -> None:
+    assert upward_imports(import_graph()) == []
+
+
+def test_the_layout_rules_catch_what_they_should() -> None:
+    """A type-only import closes a circle; an import inside a function or under TYPE_CHECKING counts as upward."""
+    modules = {name: Path() for name in ("nlue.registry.spec", "nlue.data.report", "nlue.space.ui")}
+    typed = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from nlue.data.report import X\n")
+    lazy = ast.parse("def f():\n    from nlue.space import ui\n")
+    graph = {"nlue.registry.spec": _imports(typed, modules), "nlue.data.report": {"nlue.registry.spec"},
+             "nlue.space.ui": set()}  # fmt: skip
+    assert import_cycles(graph) == [["nlue.data.report", "nlue.registry.spec"]]
+    assert upward_imports(graph) == ["nlue.registry.spec (nlue.registry) -> nlue.data.report (nlue.data)"]
+    graph = {"nlue.data.report": _imports(lazy, modules), "nlue.space.ui": set()}
+    assert upward_imports(graph) == ["nlue.data.report (nlue.data) -> nlue.space.ui (nlue.space)"]
+    assert room_of("nlue.evals.report.build") == "nlue.evals.report" and room_of("nlue.evals.verify") == "nlue.evals"
+    assert room_of("nlue") == "nlue" and room_of("nlue.text.safe") == "nlue.text"
 
 
 def test_no_module_is_overgrown() -> None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from nlue.boards import columns as cols
 from nlue.results import RunResult, write_result
-from nlue.space import columns as cols
 from nlue.text.safe import markdown_text
 
 HOSTILE = "![x](http://e/x.png)<script>alert(1)</script> www.e.com"
@@ -32,8 +32,8 @@ def _markup_free(text: str) -> bool:
 
 def test_names_from_results_files_are_text_in_the_space_never_markup(tmp_path: Path) -> None:
     """issue 29, item 20: a task or model name holding Markdown or HTML never renders as markup or a remote image."""
-    from nlue.space.exam_board import load_exam_board
-    from nlue.space.score_checks import skipped_markdown
+    from nlue.boards.exams import load_exam_board
+    from nlue.boards.score_checks import skipped_markdown
     from nlue.space.service import SpaceService
     from nlue.space.settings import SpaceSettings
 

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nlue.data.normalize import normalize_text
 from nlue.data.sample import sample_split
 from nlue.errors import SourceError
 from nlue.pipelines.mcq_annotation import (
@@ -32,6 +31,7 @@ from nlue.pipelines.mcq_curation import (
 )
 from nlue.registry.kinds.mcq_text import normalize_mcq_text, normalize_urdu
 from nlue.registry.tasks import get_task
+from nlue.text.normalize import normalize_text
 
 NE, UR = get_task("mcq_ne"), get_task("mcq_ur")
 

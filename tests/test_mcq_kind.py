@@ -20,7 +20,7 @@ from nlue.pipelines.mcq_curation import overlapping
 from nlue.registry.kinds.mcq_text import SAMPLE_STATEMENT
 from nlue.registry.mcq import URDUMMLU_TABLE4, denominator_flags, format_invalid_rate, micro_overall
 from nlue.registry.tasks import BENCHMARKS, TASK_NAMES, TASKS, get_task
-from nlue.scoring import score_task
+from nlue.scores import score_task
 
 NE, UR = get_task("mcq_ne"), get_task("mcq_ur")
 GOOD = {
@@ -191,7 +191,7 @@ def test_scores_count_invalid_outputs_as_wrong_or_leave_them_out() -> None:
 
 def test_the_nlue_evaluate_module_scores_an_exam() -> None:
     evaluate = pytest.importorskip("evaluate")
-    from nlue.scoring import metric_path
+    from nlue.scores import metric_path
 
     metric = evaluate.load(metric_path("nlue"), "mcq_ur")
     scores = metric.compute(predictions=[0, 1, -1, 3], references=[0, 2, 1, 3])

@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
+from nlue.evals.llm.nlue_llm import render_prompt
 from nlue.evals.mcq.loglik import OptionScores, loglik_context, option_strings, score_options
 from nlue.evals.mcq.parse import INVALID_CATEGORIES
 from nlue.evals.mcq.prompts import PAPER_SHOTS
 from nlue.evals.mcq.report import prompt_gap
 from nlue.evals.mcq.run import item_prompts, load_exam, resolve_language, run_mcq, without_gold
-from nlue.evals.nlue_llm import render_prompt
 from nlue.lm.base import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest
 from nlue.lm.description import Capabilities, ModelDescription
 from nlue.registry.kinds.mcq_text import LETTERS
@@ -276,7 +276,7 @@ def test_loglik_mode_equals_lm_evaluation_harness(exam: str, tiny_gpt2: Path, tm
     lm_eval = pytest.importorskip("lm_eval")
     from lm_eval.tasks import TaskManager
 
-    from nlue.evals.lm_eval_export import export_lm_eval
+    from nlue.evals.export.lm_eval import export_lm_eval
     from nlue.lm.local import LocalCausalLM
 
     export_lm_eval(tmp_path / "yaml", exam, EXAMS, ("en", "ne", "ur"))

@@ -18,7 +18,7 @@ from evaluate.loading import evaluation_module_factory, import_main_class
 
 from nlue.registry.paper import PAPER_CITATION
 from nlue.registry.tasks import TASK_NAMES
-from nlue.scoring import METRIC_MODULES, metric_path
+from nlue.scores import METRIC_MODULES, metric_path
 
 METRICS_DIR = Path(__file__).resolve().parents[1] / "metrics"
 MODULE_DIRS = sorted(p for p in METRICS_DIR.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
@@ -144,7 +144,7 @@ def test_metric_path_loads_from_anywhere(monkeypatch, tmp_path):
 
 
 def test_metric_path_without_source_tree(monkeypatch, tmp_path):
-    import nlue.scoring.metric_modules as metric_modules
+    import nlue.scores.metric_modules as metric_modules
 
     monkeypatch.setattr(metric_modules, "_METRICS_DIR", tmp_path / "metrics")
     with pytest.raises(FileNotFoundError, match="ship with the nlue source tree"):

@@ -17,7 +17,7 @@ from scipy import stats
 from sklearn.metrics import accuracy_score, f1_score, r2_score
 
 from nlue.registry.tasks import get_task
-from nlue.scoring import metric_path
+from nlue.scores import metric_path
 
 TOLERANCE = 1e-9
 

@@ -87,7 +87,7 @@ def _sub(parser: argparse.ArgumentParser, *names: str) -> argparse.ArgumentParse
 
 
 def test_every_command_that_calls_a_language_model_declares_the_same_options_once() -> None:
-    from nlue.evals import llm_cli
+    from nlue.evals.llm import cli as llm_cli
     from nlue.idioms import cli as idioms_cli
     from nlue.translate import cli as translate_cli
     from nlue.translate import review_cli

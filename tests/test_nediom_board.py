@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from nlue.boards.leaderboard import result_rows
+from nlue.boards.nediom import COLUMNS, VARIANT_COLUMNS, load_nediom_board
 from nlue.idioms.evaluate import variant_folder
 from nlue.registry.kinds.idiomaticity import VARIANTS
 from nlue.registry.nediom import TABLE3
 from nlue.results import RunResult, write_result
-from nlue.space.leaderboard import result_rows
-from nlue.space.nediom_board import COLUMNS, VARIANT_COLUMNS, load_nediom_board
 
 FLOORS = {"always idiomatic": 0.44, "always literal": 0.18}
 

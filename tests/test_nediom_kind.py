@@ -19,14 +19,14 @@ from nlue.data.report import BuildOptions, TaskSources
 from nlue.data.rows import RowConverter
 from nlue.data.sample import sample_data_dir, sample_split
 from nlue.errors import RowProblem
-from nlue.idioms.position import mark_position, parse_position
-from nlue.idioms.prefix import compile_idiom
 from nlue.idioms.split import draw_pool, shots
 from nlue.registry.kinds.idiomaticity import VARIANTS, context_text, get_variant, variant_input
 from nlue.registry.nediom import TABLE3, TABLE3_MODELS
 from nlue.registry.tasks import BENCHMARKS, TASK_NAMES, TASKS, get_task
 from nlue.registry.views import readme_tasks_table
-from nlue.scoring import score_task
+from nlue.scores import score_task
+from nlue.text.idiom_position import mark_position, parse_position
+from nlue.text.idiom_prefix import compile_idiom
 
 TASK = get_task("nediom")
 S2 = "पाहुना धेरै आएपछि भोजको खर्चले डाँडो काट्यो।"

@@ -15,9 +15,9 @@ from nlue.errors import NlueError
 from nlue.idioms.cli import main as idioms_main
 from nlue.idioms.corpus import open_corpus
 from nlue.idioms.mine import CANDIDATES_NAME, REPORT_NAME, Matcher, mine, read_idioms
-from nlue.idioms.position import parse_position
-from nlue.idioms.prefix import compile_idiom, first_letter
 from nlue.idioms.sentences import split_sentences
+from nlue.text.idiom_position import parse_position
+from nlue.text.idiom_prefix import compile_idiom, first_letter
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "nediom_corpus.txt"

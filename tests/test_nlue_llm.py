@@ -16,8 +16,8 @@ import yaml
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from nlue.evals.lm_eval_export import export_lm_eval, exportable, task_config
-from nlue.evals.nlue_llm import nlue_tasks, render_prompt, run_nlue_llm, score_labels, task_metrics
+from nlue.evals.export.lm_eval import export_lm_eval, exportable, task_config
+from nlue.evals.llm.nlue_llm import nlue_tasks, render_prompt, run_nlue_llm, score_labels, task_metrics
 from nlue.registry.tasks import TASK_NAMES, TASKS
 
 PARITY_TASKS = ("sa", "mnli", "qadsm", "wg")
@@ -86,8 +86,8 @@ def test_our_scores_equal_lm_evaluation_harness(sample_build, tiny_lm: Path, tmp
 
 
 def test_run_writes_llm_results_the_leaderboard_reads(sample_build, tiny_lm: Path, tmp_path: Path) -> None:
+    from nlue.boards.leaderboard import result_rows
     from nlue.lm.local import LocalCausalLM
-    from nlue.space.leaderboard import result_rows
 
     model = LocalCausalLM(tiny_lm, device="cpu", dtype="float32", batch_size=8, show_progress=False)
     results = run_nlue_llm(

@@ -1,4 +1,4 @@
-"""Text normalisation rules (see nlue.data.normalize)."""
+"""Text normalisation rules (see nlue.text.normalize)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nlue.data.normalize import normalize_answer, normalize_text
+from nlue.text.normalize import normalize_answer, normalize_text
 
 
 def test_nfc_makes_decomposed_and_composed_equal() -> None:
@@ -93,7 +93,7 @@ def test_selectors_after_a_real_emoji_are_kept(text: str) -> None:
 
 
 def test_loose_folding_ignores_emoji_presentation() -> None:
-    from nlue.data.normalize import loose_text
+    from nlue.text.normalize import loose_text
 
     # Whether an emoji was written with its selector does not make a different item.
     assert loose_text(normalize_text("राम्रो ❤\ufe0f")) == loose_text(normalize_text("राम्रो ❤"))

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
-from nlue.evals import number_generation as num
-from nlue.evals.nlue_generate import run_nlue_generation
-from nlue.evals.nlue_llm import nlue_tasks, render_prompt
+from nlue.evals.llm import number_generation as num
+from nlue.evals.llm.nlue_generate import run_nlue_generation
+from nlue.evals.llm.nlue_llm import nlue_tasks, render_prompt
 from nlue.lm.base import Generation, GenerationRequest
 from nlue.lm.description import Capabilities, ModelDescription
 from nlue.registry.tasks import TASKS

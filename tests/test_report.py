@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from nlue.boards.columns import PAPER_METRIC_COLUMNS
 from nlue.cli import main
-from nlue.evals.compare import compare_runs
-from nlue.evals.report_runs import model_family, model_size
+from nlue.evals.compare.pairs import compare_runs
+from nlue.evals.report.runs import model_family, model_size
 from nlue.registry.mcq import URDUMMLU_TABLE4
 from nlue.registry.nediom import TABLE3
 from nlue.registry.paper import PAPER_MODELS, RESULT_COLUMNS, paper_model
-from nlue.space.columns import PAPER_METRIC_COLUMNS
 from nlue.text.safe import csv_cell_read
 
 pytest.importorskip("matplotlib")
@@ -235,7 +235,7 @@ def test_a_run_from_a_paper_encoder_takes_its_pretraining_and_size(tmp_path: Pat
 
 
 def test_bad_input_and_a_failed_write_leave_the_earlier_report(tmp_path: Path, monkeypatch, capsys) -> None:
-    from nlue.evals import report_render
+    from nlue.evals.report import render as report_render
 
     results = tmp_path / "results"
     results.mkdir()
@@ -259,7 +259,7 @@ def test_bad_input_and_a_failed_write_leave_the_earlier_report(tmp_path: Path, m
 
 
 def test_sizes_paper_models_and_idiom_cells_are_read_as_meant() -> None:
-    from nlue.evals.report_nediom import _number
+    from nlue.evals.report.nediom import _number
 
     # A variant a run lacks is a blank of the board's frame (NaN): no number, never a NaN in a figure's mean.
     assert _number(float("nan")) is None and _number("-") is None and _number("0.61 ± 0.05") == 0.61

@@ -143,7 +143,7 @@ def test_two_sweeps_are_reported_compared_and_shown_together(tmp_path: Path, swe
     frame, status = service.leaderboard_table()
     assert {"one/x__en-0shot", "one/y__en-0shot", "two/x__en-0shot", "two/z__en-0shot"} <= set(frame["Model"])
     assert "4 model(s)" in status and str(one) in status and str(two) in status
-    from nlue.space.boards import exam_board_of  # the Space's tabs of the exams and idioms read the same folders
+    from nlue.boards.sections import exam_board_of  # the Space's tabs of the exams and idioms read the same folders
 
     assert [r["model"] for r in exam_board_of(settings.results_folders).rows][:1] == ["DeepSeek-V4-Flash"]
     assert len(SpaceSettings.from_env(results_dir=f"{one}:{two}", models=tmp_path).results_folders) == 2

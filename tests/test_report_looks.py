@@ -116,9 +116,9 @@ def test_a_zero_is_drawn_and_labels_and_legends_fit(report: Path) -> None:
     """Issue 29, item 28: a run that scored 0 has a mark; task labels never overlap; the legend is whole."""
     from matplotlib.figure import Figure
 
-    from nlue.evals.report_mcq_figures import level_figure
-    from nlue.space.charts import score_chart
-    from nlue.space.leaderboard import LeaderboardRow, paper_rows
+    from nlue.boards.charts import score_chart
+    from nlue.boards.leaderboard import LeaderboardRow, paper_rows
+    from nlue.evals.report.mcq_figures import level_figure
 
     long = "sweep-one/a-very-long-run-name-of-a-causal-lm__ne-0shot-generate"
     rows = [LeaderboardRow(model=f"{long}-{i}", kinds=("zero-shot",), data="x", task_scores={"sa": 0.0, "rte": 0.0})

@@ -58,7 +58,7 @@ def test_the_writer_refuses_a_partial_or_different_run_says_what_differs_and_how
 ) -> None:
     """issue 29, item 1: replacing a complete result with a partial one, or with one of another identity, is refused
     (exit 2, before any request) unless --overwrite; the same run again replaces it quietly."""
-    from nlue.evals.nlue_llm import nlue_tasks, run_nlue_llm
+    from nlue.evals.llm.nlue_llm import nlue_tasks, run_nlue_llm
     from nlue.lm.factory import load_model
     from nlue.lm.spec import ModelSpec
     from nlue.results import ResultExists
@@ -307,7 +307,7 @@ def test_a_metric_that_cannot_be_computed_is_null_with_its_reason(written: Path)
 
 def test_readers_take_null_metrics(written: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """issue 29, item 3: the report, the leaderboard and compare read results with null metrics without failing."""
-    from nlue.space.leaderboard import result_rows
+    from nlue.boards.leaderboard import result_rows
 
     results = written / "results"
     assert main(["report", str(results), "--out", str(tmp_path / "site"), "--resamples", "20", "-q"]) == 0
@@ -324,7 +324,7 @@ def test_an_undefined_correlation_is_null_and_leaves_the_nlue_score() -> None:
     """issue 29, item 3: constant predictions give no correlation: null with its reason, never NaN; the NLUE score
     counts such a task as missing instead of becoming NaN."""
     from nlue.results import RunResult
-    from nlue.scoring import nlue_score, score_task
+    from nlue.scores import nlue_score, score_task
     from nlue.strict_json import dumps
 
     metrics = score_task("stsb", [2.5] * 6, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], bootstrap_resamples=20, seed=0)

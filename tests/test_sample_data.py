@@ -8,10 +8,10 @@ from collections import Counter
 
 import pytest
 
-from nlue.data.normalize import normalize_answer
 from nlue.data.sample import sample_data_dir, sample_records
 from nlue.lm.baselines.ngram import corpus_texts, words_of
 from nlue.registry.tasks import GMET_CATEGORY_THEME, TASK_NAMES, TASKS
+from nlue.text.normalize import normalize_answer
 
 NLUE_TASKS = [TASKS[name] for name in TASK_NAMES]  # the exams have their own tests (test_mcq_kind.py)
 

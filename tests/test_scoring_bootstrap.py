@@ -7,7 +7,8 @@ import time
 import numpy as np
 import pytest
 
-from nlue.scoring import bootstrap_intervals, classification_problem, score_task
+from nlue.scores import score_task
+from nlue.scoring import bootstrap_intervals, classification_problem
 from nlue.scoring.bootstrap import bootstrap_distribution, resample_indices
 
 

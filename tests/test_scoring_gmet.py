@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlue.registry.tasks import GMET_CATEGORY_THEME, TASKS
-from nlue.scoring import gmet_scores, judge_predictions, score_task
+from nlue.scores import score_task
+from nlue.scoring import gmet_scores, judge_predictions
 
 CATEGORIES = sorted(GMET_CATEGORY_THEME)
 
@@ -121,7 +122,7 @@ def gmet_module():
     """The gmet_combined evaluate module, loaded once by path (kept in memory: no cache files per call)."""
     import evaluate
 
-    from nlue.scoring import metric_path
+    from nlue.scores import metric_path
 
     return evaluate.load(metric_path("gmet_combined"), keep_in_memory=True)
 

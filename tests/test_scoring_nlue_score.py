@@ -7,7 +7,7 @@ import math
 import pytest
 
 from nlue.registry.tasks import TASK_NAMES, TASKS
-from nlue.scoring import nlue_score, primary_score, score_task
+from nlue.scores import nlue_score, primary_score, score_task
 
 MODEL = "XLM-R Base"
 

@@ -12,7 +12,7 @@ from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, r2_score
 
 from nlue.registry.tasks import TASKS
-from nlue.scoring import score_macro_f1, score_task
+from nlue.scores import score_macro_f1, score_task
 from nlue.scoring.classification import accuracy, macro_f1
 from nlue.scoring.regression import pearson, r_squared, spearman
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nlue.scoring import compare_systems, gmet_problem, paired_test
+from nlue.scores import compare_systems
+from nlue.scoring import gmet_problem, paired_test
 
 
 def _two_systems(n: int, accuracy_a: float, accuracy_b: float, seed: int = 0):

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from nlue.scoring import gmet_scores, score_macro_f1, score_r_squared, score_task
+from nlue.scores import score_macro_f1, score_r_squared, score_task
+from nlue.scoring import gmet_scores
 
 
 @pytest.mark.parametrize(
@@ -111,7 +112,7 @@ def test_module_errors_reach_the_user():
     """The same messages come out of evaluate's compute, not an Arrow error from deep inside."""
     import evaluate
 
-    from nlue.scoring import metric_path
+    from nlue.scores import metric_path
 
     qnli = evaluate.load(metric_path("nlue"), "qnli")
     with pytest.raises(ValueError, match="outside the labels of task 'qnli'"):

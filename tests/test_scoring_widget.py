@@ -5,7 +5,7 @@ from __future__ import annotations
 import evaluate
 import pytest
 
-from nlue.scoring import metric_path
+from nlue.scores import metric_path
 from nlue.space.metric_widget import input_columns, table_to_inputs
 
 

@@ -31,9 +31,9 @@ def _read(path: Path) -> dict:
 def test_all_three_benchmarks_by_generation_against_transformers_serve(
     transformers_serve, sample_build, exam_build, nediom_build, tmp_path, monkeypatch, capsys, one_torch_thread
 ) -> None:
-    from nlue.space.exam_board import load_exam_board
-    from nlue.space.leaderboard import result_rows
-    from nlue.space.nediom_board import load_nediom_board
+    from nlue.boards.exams import load_exam_board
+    from nlue.boards.leaderboard import result_rows
+    from nlue.boards.nediom import load_nediom_board
 
     url, model = transformers_serve
     monkeypatch.chdir(tmp_path)  # no --results-dir: the default folder, the one `nlue space` reads

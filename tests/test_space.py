@@ -14,18 +14,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from nlue.errors import NlueError
-from nlue.lm.tiny import save_tiny_classifier
-from nlue.registry.paper import PAPER_MODELS, RESULT_COLUMNS
-from nlue.registry.tasks import TASK_NAMES, TASKS, get_task
-from nlue.results import RunResult, write_result
-from nlue.scoring import nlue_score
-from nlue.space import columns as cols
-from nlue.space.cache import ModelCache
-from nlue.space.demo_models import build_demo_models
-from nlue.space.gmet import check_sentence
-from nlue.space.inference import TRY_TASKS, InputError, field_label, format_prediction, max_fields, validate_inputs
-from nlue.space.leaderboard import (
+from nlue.boards import columns as cols
+from nlue.boards.leaderboard import (
     filter_rows,
     leaderboard_frame,
     load_leaderboard,
@@ -33,6 +23,16 @@ from nlue.space.leaderboard import (
     result_rows,
     sort_rows,
 )
+from nlue.errors import NlueError
+from nlue.lm.tiny import save_tiny_classifier
+from nlue.registry.paper import PAPER_MODELS, RESULT_COLUMNS
+from nlue.registry.tasks import TASK_NAMES, TASKS, get_task
+from nlue.results import RunResult, write_result
+from nlue.scores import nlue_score
+from nlue.space.cache import ModelCache
+from nlue.space.demo_models import build_demo_models
+from nlue.space.gmet import check_sentence
+from nlue.space.inference import TRY_TASKS, InputError, field_label, format_prediction, max_fields, validate_inputs
 from nlue.space.models import ModelCatalog, ModelNotAllowed, describe_checkpoint, load_catalog, scan_folder
 from nlue.space.service import ModelLoadError, SpaceService
 from nlue.space.settings import SpaceSettings
@@ -550,7 +550,7 @@ def test_the_paper_view_shows_every_printed_number_and_the_flags() -> None:
 
 
 def test_ranking_by_a_convention_says_so(service: SpaceService) -> None:
-    from nlue.space import text
+    from nlue.boards import text
 
     _, listed = service.leaderboard_table(["paper"])
     assert "convention" not in listed
@@ -638,8 +638,8 @@ def test_page_handlers_turn_refusals_into_gradio_errors(service: SpaceService) -
 
 
 def test_leaderboard_shows_the_model_name_the_results_give(tmp_path: Path) -> None:
+    from nlue.boards.leaderboard import result_rows
     from nlue.results import RunResult, write_result
-    from nlue.space.leaderboard import result_rows
 
     write_result(RunResult(task="gmet", model="baseline:bigram", kind="baseline", metrics={"combined": 0.04}), tmp_path)
     other = RunResult(task="sa", model="runs/sa", kind="fine-tune", metrics={"macro_f1": 0.5})

@@ -67,7 +67,7 @@ def test_an_nlue_item_is_scored_by_label_log_likelihood(llm_folder: Path, one_to
 
 def test_an_stsb_item_is_answered_with_a_number_the_strict_parser_reads(llm_folder: Path, one_torch_thread) -> None:
     """issue 29, item 25: STS-B is on the Space's list of tasks too, asked for a number as `--mode generate` does."""
-    from nlue.evals.number_generation import parse_number
+    from nlue.evals.llm.number_generation import parse_number
 
     catalog = ModelCatalog(scan_folder(llm_folder))
     service = SpaceService(SpaceSettings(models=llm_folder, results_dir=llm_folder / "none"), catalog=catalog)

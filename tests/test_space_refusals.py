@@ -171,8 +171,8 @@ def test_classify_refuses_an_invisible_field_as_it_refuses_an_empty_one(
 
 
 def test_what_counts_as_empty_is_what_the_normaliser_removes() -> None:
-    from nlue.data.normalize import normalize_text
     from nlue.registry.tasks import get_task
+    from nlue.text.normalize import normalize_text
 
     sa = get_task("sa")
     for blank in ("  \u200b\u200d ", "\u00a0\u2060", "\ufe0f"):  # a variation selector after nothing is removed too
@@ -277,7 +277,7 @@ def test_a_body_too_large_is_refused_before_it_is_read(space: tuple[str, Any, An
 def test_a_fault_of_ours_is_a_500_with_an_apology_and_a_logged_traceback(
     space: tuple[str, Any, Any], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from nlue.space import text
+    from nlue.boards import text
 
     url, _, service = space
 

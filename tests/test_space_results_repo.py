@@ -69,8 +69,8 @@ def test_submit_opens_one_pull_request_with_the_checked_files(run: Path, monkeyp
 
 
 def test_the_space_reads_a_results_repo_mirrored_at_start_and_marks_each_row_source(run: Path, tmp_path, monkeypatch):
-    from nlue.space.columns import PRIMARY_VIEW
-    from nlue.space.leaderboard import leaderboard_frame
+    from nlue.boards.columns import PRIMARY_VIEW
+    from nlue.boards.leaderboard import leaderboard_frame
     from nlue.space.service import SpaceService
     from nlue.space.settings import SpaceSettings
 

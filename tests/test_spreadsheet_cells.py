@@ -126,8 +126,8 @@ def test_translation_review_sheet_guards_and_reads_back(tmp_path: Path) -> None:
 
 def test_report_csvs_guard_text_and_keep_numbers(tmp_path: Path) -> None:
     from nlue.evals.mcq.report import write_tables
-    from nlue.evals.report_render import table_csv
-    from nlue.evals.report_types import OURS, Table
+    from nlue.evals.report.render import table_csv
+    from nlue.evals.report.types import OURS, Table
 
     table = Table("t", "t", pd.DataFrame({"model": [FORMULA], "score": [-0.25]}), [OURS])
     [header, row] = list(csv.reader(table_csv(table).splitlines()))

@@ -13,16 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nlue.data import normalize, sources, stats
+from nlue.data import sources, stats
 from nlue.data.carve import stratified_holdout
 from nlue.data.fingerprints import SEPARATOR, FingerprintSet, as_keys, fingerprint
-from nlue.data.normalize import normalize_text
 from nlue.data.parquet_io import ShardedSplitWriter
 from nlue.data.source_file import WatchedSource
 from nlue.data.stats import LengthHistogram, SplitStats
 from nlue.registry.features import task_features
 from nlue.registry.tasks import TASKS
-from nlue.text import rules
+from nlue.text import normalize, rules
+from nlue.text.normalize import normalize_text
 from nlue.text.profiles import NEPALI, get_profile
 from nlue.text.rules import LanguageProfile
 
@@ -225,8 +225,8 @@ def test_overlap_counts_equal_a_plain_reference(tmp_path: Path, monkeypatch: pyt
 
     from nlue.data import config_builder
     from nlue.data.build import build_repo
-    from nlue.data.normalize import loose_text
     from nlue.data.report import BuildOptions, TaskSources
+    from nlue.text.normalize import loose_text
 
     monkeypatch.setattr(config_builder, "DEDUP_BATCH_ROWS", 7)  # repeats across many small batches
     rng = np.random.default_rng(3)

@@ -20,7 +20,7 @@ import yaml
 
 from nlue.cli import main
 from nlue.cli_support import EXIT_INPUT
-from nlue.evals.sweep_cli import shipped_rosters
+from nlue.evals.sweep.cli import shipped_rosters
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 CELLS = 10  # the tiny roster's grid
@@ -178,8 +178,8 @@ def test_the_dry_run_prints_the_grid_its_commands_and_its_cost(
 
 @pytest.mark.parametrize("name", ["nlue-paper", "nediom-paper", "urdummlu-paper"])
 def test_the_paper_rosters_list_exactly_the_papers_models_with_the_registrys_ids(name: str, tmp_path: Path) -> None:
-    from nlue.evals.roster import load_roster
-    from nlue.evals.sweep_grid import build_grid
+    from nlue.evals.sweep.grid import build_grid
+    from nlue.evals.sweep.roster import load_roster
     from nlue.registry.paper_models import PAPER_MODEL_LISTS, PAPER_TABLE_NAMES
 
     path = shipped_rosters()[name]
@@ -204,7 +204,7 @@ def test_the_paper_rosters_list_exactly_the_papers_models_with_the_registrys_ids
 
 
 def test_the_tiny_roster_runs_the_models_make_tiny_models_writes() -> None:
-    from nlue.evals.sweep_cli import DEFAULT_TINY_MODELS
+    from nlue.evals.sweep.cli import DEFAULT_TINY_MODELS
 
     data = yaml.safe_load(shipped_rosters()["tiny"].read_text(encoding="utf-8"))
     assert {m["id"] for m in data["models"]} == {str(DEFAULT_TINY_MODELS / n) for n in ("encoder", "causal-lm",
@@ -337,7 +337,7 @@ def test_a_failed_cell_is_recorded_and_the_sweep_goes_on_or_stops(tmp_path: Path
 
 
 def test_one_sweep_at_a_time_on_one_folder(tmp_path: Path, builds, capsys: pytest.CaptureFixture[str]) -> None:
-    from nlue.evals.sweep import SweepState
+    from nlue.evals.sweep.run import SweepState
 
     (tmp_path / "mlm").mkdir()
     roster = {"datasets": {"nlue": str(builds["nlue"])},

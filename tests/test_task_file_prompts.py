@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from nlue.errors import NlueError
+from nlue.evals.llm.nlue_generate import run_nlue_generation
 from nlue.evals.mcq.prompts import render, show_prompt
-from nlue.evals.nlue_generate import run_nlue_generation
 from nlue.registry.task_file.load import SHIPPED_DIR, check_file, load_task_file
 from nlue.registry.tasks import TASKS
 

@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("sklearn")
 
+from nlue.boards.leaderboard import result_rows
 from nlue.data.access import load_task
 from nlue.data.build import build_repo
 from nlue.data.discover import task_sources_from_folder
@@ -19,8 +20,7 @@ from nlue.evals.baseline_cli import DEFAULT_NAME, MODEL_ID, main, predictions_pa
 from nlue.lm.baselines.tfidf import NGRAM_RANGE, TfidfBaseline
 from nlue.registry.tasks import TASK_NAMES, TASKS
 from nlue.results import RunResult
-from nlue.scoring import score_task
-from nlue.space.leaderboard import result_rows
+from nlue.scores import score_task
 
 TRAINABLE = [name for name in TASK_NAMES if TASKS[name].kind.trainable]
 

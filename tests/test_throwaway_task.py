@@ -20,7 +20,7 @@ from nlue.data.build import build_repo
 from nlue.data.report import BuildOptions, TaskSources
 from nlue.registry.spec import InputSpec, TaskSpec
 from nlue.registry.tasks import TASK_NAMES, TASKS, Benchmark, get_kind, registered
-from nlue.scoring import metric_path, score_task
+from nlue.scores import metric_path, score_task
 
 KIND = get_kind("classification")
 TOY = TaskSpec(

@@ -415,8 +415,8 @@ def test_several_seeds_give_the_mean_the_sd_and_each_seed(tiny_bert: Path, tmp_p
     rows = read_predictions(results / "tiny-sa" / saved["predictions"])
     assert all(len(row["prediction"]) == 3 and list(row)[-1] == "gold" for row in rows)
     assert not (results / "seed-7").exists()  # only the combined run reaches the shared results folder
-    from nlue.space.columns import PRIMARY_VIEW
-    from nlue.space.leaderboard import leaderboard_frame, result_rows
+    from nlue.boards.columns import PRIMARY_VIEW
+    from nlue.boards.leaderboard import leaderboard_frame, result_rows
 
     (row,) = result_rows(results).rows
     assert row.sds == {"sa": pytest.approx(statistics.stdev(values))}

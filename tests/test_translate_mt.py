@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from nlue.data.normalize import normalize_text
 from nlue.errors import NlueError
 from nlue.registry.tasks import get_task
+from nlue.text.normalize import normalize_text
 from nlue.translate.cli import main as translate_main
 from nlue.translate.readers import read_source
 

@@ -14,7 +14,7 @@ from sklearn.metrics import accuracy_score, f1_score, r2_score
 
 from nlue.errors import NlueError
 from nlue.registry.tasks import TASKS
-from nlue.scoring import metric_path
+from nlue.scores import metric_path
 from tests.user_tasks import write_user_tasks
 
 evaluate = pytest.importorskip("evaluate")

@@ -87,7 +87,7 @@ def test_browse_a_user_tasks_built_config_beside_the_sample(service: SpaceServic
 def test_a_user_task_has_its_own_board_and_never_the_nlue_score(service: SpaceService) -> None:
     """Issue 30, item 2: each user task's runs are on a board of its own (its primary metric, intervals, check),
     and neither in the NLUE leaderboard's rows nor its NLUE score."""
-    from nlue.space.task_board import declared_boards
+    from nlue.boards.tasks import declared_boards
 
     boards = declared_boards(service.settings.results_folders)
     assert [b.task.name for b in boards.tasks] == ["ne_news_topic", "ur_review_sentiment", "ne_headline_relatedness"]
@@ -137,9 +137,9 @@ def test_a_space_on_builds_of_task_files_knows_their_tasks_without_the_files(
     builds carry, through the one function every command uses: each user task has its board and its data pages."""
     import runpy
 
+    from nlue.boards.tasks import declared_boards
     from nlue.cli import main
     from nlue.space import serve
-    from nlue.space.task_board import declared_boards
 
     builds = [str(user_task_runs.builds[name]) for name in sorted(user_task_runs.builds)]
     seen: dict[str, object] = {}

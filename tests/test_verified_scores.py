@@ -155,7 +155,7 @@ def test_the_board_leaves_out_edited_and_out_of_range_scores_and_ranks_unverifie
     release_run, run: Path
 ) -> None:
     """issue 29, items 7 and 8: edited or impossible scores never reach the table; unverified rows rank last."""
-    from nlue.space.leaderboard import leaderboard_frame, load_leaderboard, sort_rows
+    from nlue.boards.leaderboard import leaderboard_frame, load_leaderboard, sort_rows
 
     results = run.parent
     edited = results / "edited"
@@ -186,8 +186,8 @@ def test_the_board_leaves_out_edited_and_out_of_range_scores_and_ranks_unverifie
 
 def test_the_exam_and_idiom_tables_leave_out_scores_their_predictions_do_not_give(tmp_path: Path) -> None:
     """issue 29, items 7 and 8: the other two tables check every file the same way."""
-    from nlue.space.exam_board import load_exam_board
-    from nlue.space.nediom_board import load_nediom_board
+    from nlue.boards.exams import load_exam_board
+    from nlue.boards.nediom import load_nediom_board
 
     metrics = {"accuracy_all_items": 42.0, "accuracy_parseable": 0.5, "invalid_rate": 0.0}
     write_result(RunResult(task="mcq_ne", model="m", kind="zero-shot", metrics=metrics), tmp_path, "exam-run")
@@ -209,10 +209,10 @@ def test_the_exam_and_idiom_tables_leave_out_scores_their_predictions_do_not_giv
 
 def test_rescoring_uses_each_protocols_own_scoring_code() -> None:
     """issue 29, item 7: generation (invalid answers wrong), seeds (their mean), judged GMET (the judges' verdicts)."""
-    from nlue.evals.label_generation import generation_problem
+    from nlue.evals.llm.label_generation import generation_problem
     from nlue.evals.verify import compare_with_predictions, recompute_metrics
     from nlue.registry.tasks import get_task
-    from nlue.scoring import score_task
+    from nlue.scores import score_task
 
     sa = get_task("sa")
     rows = [{"id": i, "input_sha256": "x", "prediction": p, "gold": g}
@@ -255,10 +255,10 @@ def test_one_bad_results_file_costs_one_row_with_its_reason_never_the_board(
     release_run, run: Path, tmp_path: Path, capsys
 ) -> None:
     """issue 29, item 9: nesting 5,000 deep or a file past the size limit is one skipped row, in every reader."""
-    from nlue.evals.report_runs import gather
+    from nlue.boards.exams import load_exam_board
+    from nlue.boards.nediom import load_nediom_board
+    from nlue.evals.report.runs import gather
     from nlue.results_folders import resolve_folders
-    from nlue.space.exam_board import load_exam_board
-    from nlue.space.nediom_board import load_nediom_board
     from nlue.space.service import SpaceService
     from nlue.space.settings import SpaceSettings
 

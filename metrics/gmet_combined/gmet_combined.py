@@ -3,8 +3,8 @@
 import evaluate
 
 from nlue.registry.paper import PAPER_CITATION
-from nlue.scoring import score_task
-from nlue.scoring.metric_modules import BOOTSTRAP_ARGS_DOC, gmet_features
+from nlue.scores import score_task
+from nlue.scores.metric_modules import BOOTSTRAP_ARGS_DOC, gmet_features
 
 _DESCRIPTION = """\
 The combined score of GMET, the zero-shot mask-filling task of the NLUE benchmark for

@@ -5,8 +5,8 @@ import evaluate
 
 from nlue.registry.paper import PAPER_CITATION
 from nlue.registry.tasks import TASKS
-from nlue.scoring import score_macro_f1
-from nlue.scoring.metric_modules import BOOTSTRAP_ARGS_DOC, classification_config, input_format
+from nlue.scores import score_macro_f1
+from nlue.scores.metric_modules import BOOTSTRAP_ARGS_DOC, classification_config, input_format
 
 _CLASSIFICATION_TASKS = [name for name, spec in TASKS.items() if spec.is_classification]
 

@@ -4,8 +4,8 @@ import evaluate
 
 from nlue.registry.paper import PAPER_CITATION
 from nlue.registry.tasks import TASK_NAMES
-from nlue.scoring import score_task
-from nlue.scoring.metric_modules import BOOTSTRAP_ARGS_DOC, task_features, task_for_config
+from nlue.scores import score_task
+from nlue.scores.metric_modules import BOOTSTRAP_ARGS_DOC, task_features, task_for_config
 
 _DESCRIPTION = f"""\
 Scores for the twelve tasks of NLUE, a Nepali language-understanding benchmark. Pick the

@@ -4,8 +4,8 @@ import datasets
 import evaluate
 
 from nlue.registry.paper import PAPER_CITATION
-from nlue.scoring import score_r_squared
-from nlue.scoring.metric_modules import BOOTSTRAP_ARGS_DOC, input_format
+from nlue.scores import score_r_squared
+from nlue.scores.metric_modules import BOOTSTRAP_ARGS_DOC, input_format
 
 _DESCRIPTION = """\
 R² tells how much of the spread of the reference scores a model's predicted scores

@@ -7,9 +7,8 @@ import argparse
 from pathlib import Path
 
 from nlue.cli_lists import add_name_list, task_names
-from nlue.cli_support import add_logging_options
+from nlue.cli_support import TASK_FILE_HELP, add_logging_options
 from nlue.errors import NlueError
-from nlue.registry.task_file.cli import TASK_FILE_HELP
 
 
 def add_build(sub: argparse._SubParsersAction) -> None:

@@ -9,21 +9,21 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from nlue import __version__
 from nlue.build_cli import add_build
 from nlue.cli_lists import add_name_list, task_names
 from nlue.cli_support import (
     LOGGING_FLAGS,
     accept_both_spellings,
     add_logging_options,
+    add_task_file_option,
     configure_logging,
     parse_or_exit_code,
     run_command,
     run_with_task_files,
 )
 from nlue.errors import NlueError
-from nlue.registry.task_file.cli import add_task_file_option
 from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
+from nlue.version import __version__
 
 logger = logging.getLogger("nlue")
 
@@ -201,18 +201,18 @@ HF_ARGUMENT_COMMANDS = ("train", "search")
 
 # Sub-commands with a parser of their own (same backbone): the module whose main(argv) runs them, imported on use.
 OWN_PARSER_COMMANDS: dict[str, str] = {
-    "tasks": "nlue.registry.task_file.cli",
+    "tasks": "nlue.tasks_cli",
     "gmet": "nlue.gmet.cli",
     "baseline": "nlue.evals.baseline_cli",
     "mcq": "nlue.pipelines.mcq_cli",
-    "export": "nlue.evals.export_cli",
+    "export": "nlue.evals.export.cli",
     "translate": "nlue.translate.cli",
-    "llm": "nlue.evals.llm_cli",
+    "llm": "nlue.evals.llm.cli",
     "idioms": "nlue.idioms.cli",
-    "compare": "nlue.evals.compare_cli",
-    "submit": "nlue.evals.submit_cli",
-    "report": "nlue.evals.report_cli",
-    "sweep": "nlue.evals.sweep_cli",
+    "compare": "nlue.evals.compare.cli",
+    "submit": "nlue.evals.submit.cli",
+    "report": "nlue.evals.report.cli",
+    "sweep": "nlue.evals.sweep.cli",
 }
 
 

@@ -288,6 +288,17 @@ def parse_or_exit_code(parser: argparse.ArgumentParser, argv: Sequence[str]) -> 
     return known
 
 
+TASK_FILE_HELP = (
+    "a task file (YAML), a folder of them or a benchmark file: its tasks join the registry for this command "
+    "(repeatable)"
+)
+
+
+def add_task_file_option(parser: argparse.ArgumentParser) -> None:
+    """``--task-file FILE`` (repeatable): what every command that takes a user's task adds to its parser."""
+    parser.add_argument("--task-file", action="append", type=Path, default=[], metavar="FILE", help=TASK_FILE_HELP)
+
+
 def run_with_task_files(command: str, argv: Sequence[str], body: Callable[[], int]) -> int:
     """Run ``body`` with the task files ``argv`` names (and ``NLUE_TASK_FILES``) registered; its exit status.
 

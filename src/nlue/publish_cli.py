@@ -22,7 +22,7 @@ def lm_eval_note(folder: Path, repo_id: str) -> str:
     """Which of a built dataset's configs `nlue export lm-eval` writes tasks for."""
     from nlue.data.hub_benchmark import card_configs
     from nlue.errors import NlueError
-    from nlue.evals.lm_eval_export import exportable
+    from nlue.evals.export.lm_eval import exportable
     from nlue.registry.tasks import TASKS
 
     try:

@@ -54,7 +54,8 @@ def _silence_libraries() -> None:
 def run_gmet_baseline(dataset: str, out: Path, results_dir: Path):
     """Score the download-free GMET baseline; returns its RunResult (chart and judging files in ``out``)."""
     from nlue.gmet.cli import main as gmet_main
-    from nlue.results import RunResult, model_slug
+    from nlue.lm.slug import model_slug
+    from nlue.results import RunResult
 
     code = gmet_main(["--model", GMET_BASELINE, "--dataset", dataset, "--out", str(out),
                       "--results-dir", str(results_dir), "--quiet"])  # fmt: skip
@@ -71,7 +72,7 @@ def print_scores(results: dict, overall: bool = True) -> None:
     NLUE score: the paper's GMET numbers are native speakers' verdicts, not comparable.
     """
     from nlue.registry.tasks import NLUE_SCORE_NOTE
-    from nlue.scoring import nlue_score
+    from nlue.scores import nlue_score
 
     print(f"  {'task':<6} {'primary metric':<22} {'score':>6}  95% CI")
     counted = {}

@@ -15,7 +15,6 @@ import logging
 import math
 import os
 import platform
-import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
@@ -25,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from nlue.errors import NlueError
+from nlue.lm.slug import model_slug
 from nlue.registry.tasks import get_task
 from nlue.results_files import BadResultsFile, read_json_object
 from nlue.run_identity import identity_key, replacement_refusal
-from nlue.scoring.overall import primary_score
+from nlue.scores.overall import primary_score
 from nlue.scoring.undefined import null_metrics
 from nlue.strict_json import dumps
 
@@ -46,14 +46,6 @@ def package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return versions
-
-
-def model_slug(name_or_path: str) -> str:
-    """A folder name for a model id or path: `org/model` -> `org__model`."""
-    text = str(name_or_path).rstrip("/")
-    if os.path.isdir(text):
-        text = Path(text).name
-    return re.sub(r"[^A-Za-z0-9._-]+", "__", text).strip("_") or "model"
 
 
 @dataclass

@@ -29,7 +29,7 @@ from nlue.results_files import predictions_file as checked_predictions_file
 
 logger = logging.getLogger(__name__)
 
-SWEEP_RESULTS, SWEEP_STATE = "results", "sweep"  # nlue.evals.sweep_grid's folders (kept apart: no upward import)
+SWEEP_RESULTS, SWEEP_STATE = "results", "sweep"  # nlue.evals.sweep.grid's folders (kept apart: no upward import)
 FOLDER_HELP = (
     "a results folder (run folders of <task>.json files) or a sweep's folder (build/sweep/<name>: its results/ "
     "is read); several are read together, each run named after its folder"

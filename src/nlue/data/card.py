@@ -20,7 +20,6 @@ from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from nlue import __version__
 from nlue.data.card_declared import citation_text, declared_task_lines, is_user_task, task_files_section
 from nlue.data.card_sections import (
     conflict_lines,
@@ -39,11 +38,12 @@ from nlue.data.card_text import (
 )
 from nlue.data.card_translation import MACHINE_TRANSLATED_TAG, translation_section
 from nlue.data.hub_benchmark import BENCHMARK_FILE, EVAL_SPLIT, benchmark_file, write_benchmark_file
-from nlue.data.normalize import NEAR_DUPLICATE_RULES
 from nlue.data.sample import SAMPLE_TAG
 from nlue.registry.features import task_features
 from nlue.registry.task_file.carry import CARRIED_FOLDER
 from nlue.registry.tasks import TaskSpec, benchmark_of
+from nlue.text.normalize import NEAR_DUPLICATE_RULES
+from nlue.version import __version__
 
 if TYPE_CHECKING:
     from nlue.data.report import BuildOptions, ConfigReport

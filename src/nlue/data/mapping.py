@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nlue.data.json_records import parse_json, repeated_key
 from nlue.errors import NlueError
+from nlue.text.json_records import parse_json, repeated_key
 
 DROP = "drop"
 # Commas inside parentheses belong to a name ("Space (sun, moon)"), not between pairs.

@@ -6,8 +6,8 @@ decides from that what to remove. Beyond exact repeats of a whole item, it count
 kept validation/test row (removing nothing for these):
 
 * **near-duplicates of train**: the row's inputs are not those of a train item, but
-  they are once each text is folded by :func:`nlue.data.normalize.loose_texts` (case,
-  digits, punctuation, spaces, joiners; :data:`nlue.data.normalize.NEAR_DUPLICATE_RULES`);
+  they are once each text is folded by :func:`nlue.text.normalize.loose_texts` (case,
+  digits, punctuation, spaces, joiners; :data:`nlue.text.normalize.NEAR_DUPLICATE_RULES`);
 * **fields shared with train** (tasks with two or more inputs): for each input field,
   the rows whose text in that field is also the text of that field in some train row
   (an MNLI premise that train pairs with another hypothesis, say).
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from nlue.data.fingerprints import SEPARATOR, FingerprintSet
-from nlue.data.normalize import loose_texts
+from nlue.text.normalize import loose_texts
 
 # What happens to a converted row, decided a batch of rows at a time. FOUND_IN_* double as
 # "leaked" verdicts when such rows are removed; FOUND_IN_TEST is an exam's demonstration row

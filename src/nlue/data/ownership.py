@@ -26,10 +26,10 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from nlue import __version__
 from nlue.data.report import REJECTS_SUFFIX, REPORT_SUFFIX
 from nlue.data.swap import card_digest
 from nlue.errors import NlueError
+from nlue.version import __version__
 
 BUILD_MARKER = ".nlue-build.json"
 _TOOL = "nlue build"

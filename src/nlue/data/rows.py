@@ -11,7 +11,7 @@ mask, a category). This module applies them to a source's records.
 Text fields must hold text. CSV/TSV cells always do; in typed sources (JSON, JSONL,
 Parquet) an integer or finite float is taken as its text (a query, a model number or a
 year given as an option can be a number) and a boolean, NaN, infinity, list, object or
-bytes is rejected, naming what was found (:func:`nlue.data.sources.source_text` says why).
+bytes is rejected, naming what was found (:func:`nlue.text.values.source_text` says why).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlue.data.mapping import DROP, FieldMapping
-from nlue.data.sources import NotText, source_text
 from nlue.data.text_files import listed, shown
 from nlue.errors import NlueError, RowProblem, SourceError
 from nlue.registry.kinds import RowRejection, TaskKind
 from nlue.registry.kinds.classification import label_key
 from nlue.registry.tasks import TaskSpec
 from nlue.text.profiles import profile_of
+from nlue.text.values import NotText, source_text
 
 _SHOWN_VALUE_CHARS = 80
 _MISSING = object()

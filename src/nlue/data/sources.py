@@ -12,7 +12,7 @@ What no reader lets through (each a :class:`~nlue.errors.SourceError` naming fil
 field, so the build ends with exit code 2): a text file in UTF-16 or UTF-32
 (:mod:`nlue.data.text_files`), bytes that are not UTF-8, a header or Parquet schema that
 names a column twice, and JSON that repeats a key, nests deeper than any row's data or
-holds a lone surrogate (:mod:`nlue.data.json_records`): each would otherwise be read as a
+holds a lone surrogate (:mod:`nlue.text.json_records`): each would otherwise be read as a
 guess (the last of two values) or fail far from its row.
 """
 
@@ -23,7 +23,6 @@ import csv
 import io
 import itertools
 import json
-import math
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -32,10 +31,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from nlue.data.json_records import TooDeep, parse_json, record_problem, repeated_key
 from nlue.data.source_file import WatchedSource
 from nlue.data.text_files import MAX_LINE_BYTES, LineLengths, bounded_lines, check_text_encoding, listed
 from nlue.errors import RowProblem, SourceError
+from nlue.text.json_records import TooDeep, parse_json, record_problem, repeated_key
 from nlue.text.safe import csv_cell_read
 
 SUPPORTED_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".json", ".jsonl", ".parquet")
@@ -189,7 +188,7 @@ def _check_distinct_names(path: Path, names: Sequence[str]) -> None:
 def jsonl_rows(path: Path, source: WatchedSource | None = None) -> Iterator[tuple[int, Record | RowProblem]]:
     """Each non-blank line of a JSON Lines file, numbered from 1: its object, or why it is not one.
 
-    Why not: not JSON, not an object, or what :func:`nlue.data.json_records.record_problem`
+    Why not: not JSON, not an object, or what :func:`nlue.text.json_records.record_problem`
     finds (a key named twice, nesting too deep, a lone surrogate, bytes that are not UTF-8).
     The caller decides what a bad line means: the builder stops at it, the translation
     readers reject it and go on. A file that is not a regular file, has a line past the
@@ -324,52 +323,6 @@ def check_parquet_batch(path: Path, batch: pa.RecordBatch, rows_read: int) -> No
 def unreadable_parquet(path: Path, rows_read: int, exc: BaseException) -> SourceError:
     """The error for a Parquet file whose pages cannot be read, after ``rows_read`` good rows."""
     return SourceError(RowProblem(str(path), 0, "(file)", f"not a readable Parquet file after {rows_read} rows: {exc}"))
-
-
-class NotText(ValueError):
-    """A value in a text field that has no text form: what was found, and the value as shown."""
-
-    def __init__(self, reason: str, shown: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.shown = shown
-
-
-def source_text(value: Any) -> str:
-    """The text of a non-string value that a typed source (JSON, JSONL, Parquet) put in a text field.
-
-    * An integer or a finite float is taken as its text (``2080`` -> ``"2080"``, ``2.5`` ->
-      ``"2.5"``, Python's shortest round-trip form). A sentence is never a number, but a
-      search query, a model number or a year given as an answer option can be, and a JSON or
-      Parquet writer then types the whole column as numbers; the digits are the text.
-    * A boolean, NaN or an infinity raises :class:`NotText`: none is anyone's text. ``true``
-      in a text field means the wrong column was mapped, and NaN is how pandas writes an
-      empty cell of a number column, whose text ("nan") would enter the data as a sentence.
-    * A list, an object (dict), bytes or any other type raises :class:`NotText`, naming what
-      was found: storing its Python repr (``"['a']"``) would put brackets and quotes into
-      the data. The value is shown as JSON, as the source wrote it.
-    """
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float) and math.isfinite(value):
-        return repr(value)
-    if isinstance(value, bool):
-        found = "a boolean"
-    elif isinstance(value, float):
-        found = "NaN" if math.isnan(value) else "an infinite number"
-    elif isinstance(value, (list, tuple)):
-        found = "a list"
-    elif isinstance(value, dict):
-        found = "an object"
-    elif isinstance(value, (bytes, bytearray)):
-        found = "bytes"
-    else:
-        found = f"a value of type {type(value).__name__}"
-    try:
-        shown = json.dumps(value, ensure_ascii=False)  # true, ["a"], {"k": 1}
-    except (TypeError, ValueError):
-        shown = repr(value)
-    raise NotText(f"expected text (a string, or a number used as text), found {found}", shown)
 
 
 def read_records(path: Path, source: WatchedSource | None = None) -> Iterator[tuple[int, Record]]:

@@ -3,7 +3,7 @@
 The columnar builder (:mod:`nlue.data.columnar`) needs three keys per row without making
 a Python string per row: the fingerprint of a row's normalised inputs (which rows repeat
 or leak), and the two keys behind the overlap counts of :mod:`nlue.data.overlap` (the
-inputs folded by :data:`nlue.data.normalize.NEAR_DUPLICATE_RULES`, and each field's text).
+inputs folded by :data:`nlue.text.normalize.NEAR_DUPLICATE_RULES`, and each field's text).
 
 :func:`hash_array` hashes every string of a column at once: the strings' 8-byte words
 are fed, word index by word index, through XXH64's lane round into four accumulators, all
@@ -17,11 +17,11 @@ path's 64-bit blake2b fingerprints. Keys only ever meet keys of the same build.
 
 :func:`loose_keys` keys rows by their inputs folded by the near-duplicate rules. Texts whose
 code points are all ASCII or Devanagari (U+0900-U+097F) are folded byte by byte in bulk,
-by the rule of the row path's tables (:func:`nlue.data.normalize.fold_rule`): ASCII
+by the rule of the row path's tables (:func:`nlue.text.normalize.fold_rule`): ASCII
 punctuation and the space deleted, ASCII letters lower-cased (``bytes.translate``), the
 dandas and the abbreviation sign deleted and Devanagari digits made ASCII (found as their
 UTF-8 bytes with numpy). Any other text is folded by
-:func:`nlue.data.normalize.loose_texts` itself, so both give the same folded text.
+:func:`nlue.text.normalize.loose_texts` itself, so both give the same folded text.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from nlue.data.fingerprints import SEPARATOR
-from nlue.data.normalize import fold_rule, loose_texts
+from nlue.text.normalize import fold_rule, loose_texts
 
 LONG_STRING_BYTES = 1024
 _P1 = np.uint64(0x9E3779B185EBCA87)
@@ -184,7 +184,7 @@ def _fold_tables() -> tuple[bytes, bytes, np.ndarray, np.ndarray]:
     Returns: a 256-byte translation table (ASCII letters to the fold's letters), the bytes
     to delete (ASCII the fold deletes, and the mark), and for U+0940-U+097F (E0 A5 xx)
     whether the fold deletes the character and its ASCII replacement (-1: none). Made
-    from :func:`nlue.data.normalize.fold_rule`, the rule of the row path's tables.
+    from :func:`nlue.text.normalize.fold_rule`, the rule of the row path's tables.
     """
     table = bytearray(range(256))
     delete = bytearray([_DELETED_MARK])

@@ -4,7 +4,7 @@ A source the builder reads may be the output of ``nlue translate``
 (``<config>/<split>.translated.jsonl``). Its run left a report beside it (model, prompt
 version, batch size, counts of every failure kind, class balance), and, when they were
 done, the native-speaker review summary and the back-translation scores
-(:mod:`nlue.translate.layout` says where). The card must say that such a split is a
+(:mod:`nlue.data.translation_layout` says where). The card must say that such a split is a
 machine translation and how it was checked, so this module gathers those facts into one
 small dict per source file. When the run folder is gone (the file was moved alone), the
 first row's own provenance still names the model and prompt version.
@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nlue.data.text_files import MAX_LINE_BYTES
-from nlue.errors import NlueError
-from nlue.translate.layout import (
+from nlue.data.translation_layout import (
     RETRANSLATE,
     REVIEW_SUMMARY,
     RUN_REPORT,
@@ -29,6 +28,7 @@ from nlue.translate.layout import (
     review_dir,
     work_dir_of_output,
 )
+from nlue.errors import NlueError
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:

@@ -2,5 +2,5 @@
 
 Each evaluation renders a task's items as prompts, reads what the model returns and
 scores it: the native-language exams (:mod:`nlue.evals.mcq`), the NLUE tasks by
-log-likelihood, and the lm-evaluation-harness export (:mod:`nlue.evals.lm_eval_export`).
+log-likelihood, and the lm-evaluation-harness export (:mod:`nlue.evals.export.lm_eval`).
 """

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from nlue import cli_support
 from nlue.cli_lists import add_name_list, split_names, task_names
+from nlue.cli_support import add_task_file_option
 from nlue.data.access import is_sample, load_task, resolve_dataset
 from nlue.errors import NlueError
 from nlue.lm.backends import BASELINE_CLASSIFIER
@@ -24,7 +25,6 @@ from nlue.lm.baselines.tfidf import DEFAULT_NAME, MODEL_ID, NOTES
 from nlue.lm.factory import load_model
 from nlue.lm.spec import ModelSpec
 from nlue.predictions import attach, prediction_rows
-from nlue.registry.task_file.cli import add_task_file_option
 from nlue.registry.tasks import TASK_NAMES, TASKS, TaskSpec, get_task
 from nlue.results import (
     OVERWRITE_HELP,
@@ -36,7 +36,7 @@ from nlue.results import (
     write_result,
 )
 from nlue.run_identity import local_model, run_identity, split_facts
-from nlue.scoring import score_task
+from nlue.scores import score_task
 from nlue.text_table import text_table
 
 logger = logging.getLogger(__name__)

@@ -4,10 +4,10 @@ A results file says what a model scored; its predictions file (:mod:`nlue.predic
 model answered on every item, with the gold answer. ``nlue submit`` and the leaderboards trust a
 score only after scoring those answers again with the code the runs use:
 
-* the task kind's scoring problem (:func:`nlue.evals.compare.scoring_problem`: invalid LLM answers
+* the task kind's scoring problem (:func:`nlue.evals.compare.pairs.scoring_problem`: invalid LLM answers
   count as wrong, a run over several seeds is the mean over its seeds);
 * a classification run by generation (``hyperparameters.mode: generate``) with the generation
-  protocol's metrics (:func:`nlue.evals.label_generation.generation_problem`);
+  protocol's metrics (:func:`nlue.evals.llm.label_generation.generation_problem`);
 * GMET judged by people with the judges' verdicts the predictions file keeps.
 
 Every stored metric the rescoring also gives must agree within :data:`TOLERANCE`; the task's primary
@@ -99,9 +99,9 @@ def recompute_metrics(
     task: TaskSpec, rows: Sequence[Mapping[str, Any]], data: Mapping[str, Any], golds: Sequence[Any] | None = None
 ) -> dict[str, float]:
     """The metrics the run's scoring code gives on ``rows`` (with ``golds`` in place of the rows' own, if given)."""
-    from nlue.evals.compare import scoring_problem
-    from nlue.evals.label_generation import generation_problem
-    from nlue.scoring.task_scores import build_problem
+    from nlue.evals.compare.pairs import scoring_problem
+    from nlue.evals.llm.label_generation import generation_problem
+    from nlue.scores.tasks import build_problem
 
     if not rows:
         raise NlueError("the predictions file has no rows")

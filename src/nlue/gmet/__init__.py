@@ -12,7 +12,7 @@ What a prediction is
 
 What "correct" means automatically
     The top-1 predicted word equals one of the item's acceptable answers after
-    :func:`nlue.data.normalize.normalize_answer` is applied to both (Unicode NFC, invisible
+    :func:`nlue.text.normalize.normalize_answer` is applied to both (Unicode NFC, invisible
     characters and surrounding punctuation or dandas removed), which is
     :func:`nlue.scoring.judge_predictions`. A correct word that the dataset does not
     list counts as wrong automatically: this is what the human judging fixes (the paper
@@ -21,7 +21,7 @@ What "correct" means automatically
 The scores
     Accuracy A, equality E = exp(-sigma) of the per-category accuracies and the combined
     score C = A * E (appendix F.2), with bootstrap CIs, all from
-    :func:`nlue.scoring.score_task`; never re-implemented here.
+    :func:`nlue.scores.score_task`; never re-implemented here.
 
 Modules: :mod:`~nlue.gmet.items` (data), :mod:`~nlue.lm.masked.predictor` (masked-LM scorer),
 :mod:`~nlue.lm.baselines.ngram` (download-free baselines), :mod:`~nlue.gmet.evaluate`

@@ -241,7 +241,8 @@ def _identity(args: argparse.Namespace, everything: Sequence[Any], scored: int, 
 def run_model(args: argparse.Namespace) -> int:
     from nlue.gmet.evaluate import ANSWER_RANKED, dataset_info, evaluate, make_predictor, write_run
     from nlue.gmet.items import load_items
-    from nlue.results import check_replace, default_results_dir, model_slug, task_result_path
+    from nlue.lm.slug import model_slug
+    from nlue.results import check_replace, default_results_dir, task_result_path
     from nlue.run_identity import limit_suffix
 
     _check_positive(args)

@@ -115,8 +115,8 @@ def dataset_info(dataset: str | None, split: str, n_items: int, limit: int | Non
 def score_verdicts(
     items: Sequence[GmetItem], verdicts: Sequence[int], bootstrap_resamples: int | None, seed: int | None
 ) -> dict[str, Any]:
-    """A, E, C, sigma (with CIs) and per-category accuracy through nlue.scoring.score_task."""
-    from nlue.scoring import score_task
+    """A, E, C, sigma (with CIs) and per-category accuracy through nlue.scores.score_task."""
+    from nlue.scores import score_task
 
     return score_task(
         "gmet",
@@ -137,7 +137,8 @@ def evaluate(
     seed: int | None = 42,
 ) -> GmetRun:
     """Predict every item, judge each top-1 word automatically, and score the run."""
-    from nlue.scoring import judge_predictions, score_task
+    from nlue.scores import score_task
+    from nlue.scoring import judge_predictions
 
     started = time.perf_counter()
     predictions = predictor.predict(items)
@@ -274,8 +275,9 @@ def write_run(
     """
     from nlue.gmet.judging import write_record_files
     from nlue.gmet.sheet import SheetItem, SheetRun, write_sheet
+    from nlue.lm.slug import model_slug
     from nlue.predictions import attach
-    from nlue.results import model_slug, write_json_atomic, write_result
+    from nlue.results import write_json_atomic, write_result
     from nlue.run_identity import identity_key
 
     out.mkdir(parents=True, exist_ok=True)

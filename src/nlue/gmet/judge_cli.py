@@ -35,7 +35,8 @@ def run_judgments(args: argparse.Namespace) -> int:
     from nlue.gmet.items import GmetItem, ItemPrediction
     from nlue.gmet.judging import read_rows, reference_items, write_table
     from nlue.gmet.verdicts import combine_judgments
-    from nlue.results import default_results_dir, model_slug
+    from nlue.lm.slug import model_slug
+    from nlue.results import default_results_dir
 
     if args.bootstrap_resamples < 0:
         raise NlueError("--bootstrap-resamples must be 0 (no CIs) or more")

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nlue.data.normalize import normalize_answer
 from nlue.errors import NlueError
 from nlue.registry.tasks import MASK_PLACEHOLDER
+from nlue.text.normalize import normalize_answer
 from nlue.text.safe import csv_cell
 
 logger = logging.getLogger(__name__)

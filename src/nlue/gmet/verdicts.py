@@ -11,7 +11,7 @@ Agreement
     (:mod:`nlue.gmet.agreement`), the share of unanimous items, the items the judges
     disagree on, and the agreement (Cohen's kappa) of the majority with the automatic
     verdict. The scores A, E and C are then recomputed from the majority verdicts with
-    :func:`nlue.scoring.score_task`.
+    :func:`nlue.scores.score_task`.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def combine_judgments(
     With ``sheet_keys`` (blind sheets), an item whose model proposed no word has no sheet
     row and is wrong for every judge.
     """
-    from nlue.scoring import score_task
+    from nlue.scores import score_task
 
     if not paths:
         raise NlueError("give at least one judgment file")

@@ -10,7 +10,7 @@ moves the markers to the idiom's whole inflected form if the mined span is wrong
 **Import** (:func:`import_annotations`): every sheet must label every key exactly once;
 labels are read case-insensitively (the Greek capital iota text extraction puts for
 ``I`` is read as ``I``; ``idiomatic``/``literal`` also do); an I or L row's position must hold
-one marked span that is S2 (:mod:`nlue.idioms.position`). All problems are reported at once,
+one marked span that is S2 (:mod:`nlue.text.idiom_position`). All problems are reported at once,
 each with file, row and field (the GMET judging import's error, reused).
 
 **Agreement**: over the labels I, L, NA, Cohen's kappa for two annotators and Fleiss' kappa
@@ -38,12 +38,12 @@ from typing import Any
 
 import numpy as np
 
-from nlue.data.normalize import normalize_text
 from nlue.errors import NlueError, RowProblem
 from nlue.gmet.agreement import cohen_kappa, fleiss_kappa, percent_agreement, rating_counts
 from nlue.gmet.judging import JudgmentFileError, read_rows, write_table
-from nlue.idioms.position import Span, mark_position, parse_position
 from nlue.registry.kinds.idiomaticity import parse_idiom_label
+from nlue.text.idiom_position import Span, mark_position, parse_position
+from nlue.text.normalize import normalize_text
 
 LABELS: tuple[str, ...] = ("I", "L", "NA")
 NA = "NA"

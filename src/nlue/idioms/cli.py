@@ -30,11 +30,12 @@ from typing import Any
 from nlue.cli_lists import add_name_list
 from nlue.cli_support import (
     add_logging_options,
+    add_task_file_option,
     run_with_parser,
 )
 from nlue.data.sources import read_records
 from nlue.errors import NlueError
-from nlue.evals.prompt_language import PROMPT_LANGUAGE_CHOICES, PROMPT_LANGUAGE_HELP, prompt_languages
+from nlue.evals.llm.prompt_language import PROMPT_LANGUAGE_CHOICES, PROMPT_LANGUAGE_HELP, prompt_languages
 from nlue.idioms.annotate import export_sheets, import_annotations, write_disagreements
 from nlue.idioms.corpus import open_corpus
 from nlue.idioms.evaluate import CONTEXT_CHOICES, DEFAULT_SEEDS, IDIOM_CHOICES, SETTINGS
@@ -47,7 +48,6 @@ from nlue.lm.options import add_model_options
 from nlue.pipelines.mcq_cli import write_json
 from nlue.registry.kinds.idiomaticity import IdiomaticityKind
 from nlue.registry.nediom import DEFAULT_POOL_SEED, NEDIOM_TASKS, SHOTS_PER_LABEL
-from nlue.registry.task_file.cli import add_task_file_option
 from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
 
 logger = logging.getLogger(__name__)
@@ -161,7 +161,7 @@ def _zero_shot_factory(args: argparse.Namespace, stack: contextlib.ExitStack, mo
     """
 
     def build() -> Any:
-        from nlue.evals.label_generation import DEFAULT_LABEL_TOKENS
+        from nlue.evals.llm.label_generation import DEFAULT_LABEL_TOKENS
         from nlue.idioms.zero_shot import LabelGenerator, LabelScorer
         from nlue.lm.factory import choose_mode, load_model
         from nlue.lm.journal import Journal
@@ -185,9 +185,9 @@ def _zero_shot_factory(args: argparse.Namespace, stack: contextlib.ExitStack, mo
 def run_eval_command(args: argparse.Namespace) -> int:
     from nlue.idioms.evaluate import EvalRequest, run_eval, select_variants
     from nlue.idioms.table import table3_text, variant_text
+    from nlue.lm.slug import model_slug
     from nlue.registry.task_file.load import is_user_task
     from nlue.registry.tasks import get_task
-    from nlue.results import model_slug
 
     if args.seeds < 1 or args.train_batch_size < 1:
         raise NlueError("--seeds and --train-batch-size must be at least 1")

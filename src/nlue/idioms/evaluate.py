@@ -147,7 +147,7 @@ def few_shot_problem(predictions: np.ndarray, references: np.ndarray) -> Any:
 
 def zero_shot_metrics(task: TaskSpec, scores: Any, refs: np.ndarray, resamples: int | None, seed: int) -> dict:
     """macro-F1 and accuracy of the summed (primary) and the per-character (``*_norm``) argmax, with intervals."""
-    from nlue.scoring import score_task
+    from nlue.scores import score_task
 
     metrics = score_task(task.name, scores.predictions, refs, bootstrap_resamples=resamples, seed=seed)
     normalised = score_task(task.name, scores.normalised_predictions("chars"), refs, bootstrap_resamples=resamples,
@@ -161,7 +161,7 @@ def zero_shot_metrics(task: TaskSpec, scores: Any, refs: np.ndarray, resamples: 
 def few_shot_metrics(task: TaskSpec, predictions: np.ndarray, refs: np.ndarray, resamples: int | None,
                      seed: int) -> tuple[dict[str, float], list[float]]:  # fmt: skip
     """Mean over seeds with its interval, the sd over seeds, and each seed's macro-F1."""
-    from nlue.scoring import score_task
+    from nlue.scores import score_task
     from nlue.scoring.bootstrap import scores_with_intervals
 
     per_seed = [float(score_task(task.name, row, refs)["macro_f1"]) for row in predictions]
@@ -284,7 +284,7 @@ def _generated(scorer: Any, test: Sequence[Mapping[str, Any]], ids: list[str], r
                variant: InputVariant, request: EvalRequest, folder: str,
                resamples: int | None) -> tuple[dict, dict, list[dict]]:  # fmt: skip
     """Metrics and details of one variant answered by generation; its raw outputs, gold last, beside the results."""
-    from nlue.evals import label_generation as gen
+    from nlue.evals.llm import label_generation as gen
 
     prompts, outputs, words = scorer.answers(test, variant, request.language)
     gen.require_answers(outputs, f"{request.task.name} {variant.name}")

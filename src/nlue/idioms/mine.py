@@ -1,7 +1,7 @@
 """Mining candidate contexts for a list of idioms from a corpus (neDIOM's collection step, facts §3).
 
 For every document, in corpus order: find the idioms' truncated prefixes
-(:mod:`nlue.idioms.prefix`), split the document into sentences
+(:mod:`nlue.text.idiom_prefix`), split the document into sentences
 (:mod:`nlue.idioms.sentences`) and write one candidate per hit: the idiom, the sentence
 holding it (S2), the sentences before and after it in the same document (S1, S3; empty at
 the document's edges), the hit's span as offsets and as the paper's ``###`` position
@@ -37,13 +37,13 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from nlue.data.normalize import normalize_text
 from nlue.errors import NlueError
 from nlue.idioms.corpus import Corpus, Document
-from nlue.idioms.position import mark_position
-from nlue.idioms.prefix import WORD_CHARS, IdiomPattern, compile_idiom
 from nlue.idioms.sentences import split_sentences
 from nlue.strict_json import dumps
+from nlue.text.idiom_position import mark_position
+from nlue.text.idiom_prefix import WORD_CHARS, IdiomPattern, compile_idiom
+from nlue.text.normalize import normalize_text
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ that mining needs no extra dependency and its output is the same everywhere:
 
 1. A document is split into lines first: a line break always ends a sentence (web text
    puts headlines, list items and captions on lines of their own, without a danda).
-2. Each line is normalised with the builder's rules (:func:`nlue.data.normalize.normalize_text`:
+2. Each line is normalised with the builder's rules (:func:`nlue.text.normalize.normalize_text`:
    NFC, invisible characters, an ASCII ``|`` after Devanagari read as a danda), so mined
    sentences are what ``nlue build`` would store.
 3. A sentence ends after a run of terminators, the danda ``।``, the double danda ``॥``, a
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from nlue.data.normalize import normalize_text
+from nlue.text.normalize import normalize_text
 
 TERMINATORS = "।॥?？!"
 _CLOSERS = "\"'”’»)]}"

@@ -19,9 +19,9 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nlue.data.normalize import normalize_text
 from nlue.errors import NlueError
 from nlue.registry.kinds.idiomaticity import parse_idiom_label
+from nlue.text.normalize import normalize_text
 
 MAX_ATTEMPTS = 1000
 

@@ -47,7 +47,7 @@ class Cell:
 
 def floors(task_name: str, references: Sequence[int]) -> dict[str, float]:
     """Macro-F1 of the two constant answers on ``references`` (label ids 0 idiomatic, 1 literal)."""
-    from nlue.scoring import score_task
+    from nlue.scores import score_task
 
     refs = np.asarray(references, dtype=np.int64)
     return {

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from nlue.errors import NlueError
-from nlue.evals.nlue_llm import TARGET_DELIMITER, LabelScores
+from nlue.evals.llm.nlue_llm import TARGET_DELIMITER, LabelScores
 from nlue.lm.base import LanguageModel, LoglikelihoodRequest
 from nlue.registry.kinds.idiomaticity import InputVariant, variant_input
 from nlue.registry.nediom import NEDIOM_TASKS, IdiomPrompt
@@ -101,7 +101,7 @@ class LabelGenerator:
     """A language model that writes the label (``--mode generate``): chat APIs and servers without log-likelihoods.
 
     The prompt is the zero-shot prompt with the line listing the two label words before its cue
-    (:mod:`nlue.evals.label_generation`); the answers are parsed and scored by the caller, which
+    (:mod:`nlue.evals.llm.label_generation`); the answers are parsed and scored by the caller, which
     alone holds the gold labels.
     """
 
@@ -118,7 +118,7 @@ class LabelGenerator:
         self, items: Sequence[Mapping[str, Any]], variant: InputVariant, language: str
     ) -> tuple[list[str], list[Any], tuple[str, ...]]:
         """(each item's prompt, the model's answers, the label words) for one variant."""
-        from nlue.evals.label_generation import label_request, with_answer_line
+        from nlue.evals.llm.label_generation import label_request, with_answer_line
 
         task = self.task or NEDIOM_TASKS[0]
         words = prompt_spec(language, task).label_words

@@ -4,7 +4,7 @@
   LoRA adapter, or a full transformers checkpoint); :func:`is_causal_lm_config` - whether a
   ``config.json`` is a causal LM's;
 * :func:`load_sequence_classifier` - ``AutoModelForSequenceClassification.from_pretrained``
-  that restores the optional extra fully connected layer (:mod:`nlue.training.extra_fc`);
+  that restores the optional extra fully connected layer (:mod:`nlue.lm.extra_fc`);
 * :func:`load_classifier` - model and tokenizer from a checkpoint folder, a Hub id or an
   adapter folder (the evaluator, the search and the Space use it);
 * :func:`load_masked_lm` - a fill-mask model and its tokenizer (GMET, the Space's GMET tab).
@@ -155,8 +155,8 @@ def load_sequence_classifier(path_or_id: str | os.PathLike, **kwargs: Any) -> An
     """
     from transformers import AutoConfig, AutoModelForSequenceClassification
 
+    from nlue.lm.extra_fc import EXTRA_FC_NAME, add_extra_fc
     from nlue.lm.families import model_layout
-    from nlue.training.extra_fc import EXTRA_FC_NAME, add_extra_fc
 
     hub = {key: kwargs[key] for key in _HUB_KWARGS if key in kwargs}
     config = kwargs.get("config")

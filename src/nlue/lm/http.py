@@ -291,7 +291,7 @@ class OpenAICompatibleLM:
             if failed:
                 first = failed[min(failed)]
                 # Failed generations come back as errors; a caller whose every request failed says so
-                # (nlue.evals.label_generation.require_answers), a translation splits the batch and tries again.
+                # (nlue.evals.llm.label_generation.require_answers), a translation splits the batch and tries again.
                 if kind == "generate" and self.failed_generations == "return":
                     logger.warning("%d of %d generation requests failed (first: %s); counted as errors",
                                    len(failed), len(call.pending), first.description)  # fmt: skip

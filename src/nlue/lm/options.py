@@ -77,7 +77,7 @@ def add_model_options(
 
 def default_journal(results_dir: Path, model: str) -> Path:
     """Where a model's answers are journalled when ``--journal`` is not given."""
-    from nlue.results import model_slug
+    from nlue.lm.slug import model_slug
 
     return Path(results_dir) / "journals" / f"{model_slug(model)}.jsonl"
 

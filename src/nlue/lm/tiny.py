@@ -114,7 +114,7 @@ def save_tiny_classifier(
     out: Path, family: Family = "bert", task: str = "sa", seed: int = 0, vocab_size: int = 2000
 ) -> Path:
     """Write a randomly initialised tiny classifier for ``task`` (with tokenizer) to ``out``."""
-    from nlue.training.modeling import classifier_config_kwargs
+    from nlue.lm.modeling import classifier_config_kwargs
 
     kwargs = classifier_config_kwargs(TASKS[task])
     return _save_random_model(out, "AutoModelForSequenceClassification", family, seed, vocab_size, **kwargs)

@@ -41,12 +41,12 @@ from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import Any
 
-from nlue.data.normalize import loose_texts
 from nlue.errors import NlueError
 from nlue.registry.kinds import RowRejection
 from nlue.registry.kinds.mcq_text import LETTERS, exam_of
 from nlue.registry.kinds.multiple_choice import check_item, item_options, key_letter, parse_key
 from nlue.registry.spec import TaskSpec
+from nlue.text.normalize import loose_texts
 
 logger = logging.getLogger(__name__)
 

@@ -55,6 +55,6 @@ NUMBER_LINES: MappingProxyType[str, str] = MappingProxyType(
 """Prompt language -> the number line a prompt that declares none gets."""
 
 # The digits 0-9 as each prompt language writes them: the script the number parser reads back
-# (nlue.evals.number_generation), not a prompt's wording; numbers in a prompt (the range, a
+# (nlue.evals.llm.number_generation), not a prompt's wording; numbers in a prompt (the range, a
 # demonstration's score) are written so, and a number is read back in either script.
 DIGITS: MappingProxyType[str, str] = MappingProxyType({"en": "0123456789", "ne": "०१२३४५६७८९"})

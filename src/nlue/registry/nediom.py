@@ -14,7 +14,7 @@ Decisions on the facts file's ambiguities (§8), said once here and on the card:
 * 9 (Table 1's इन्तु न चिन्तु item labelled L): kept as printed here; our sample labels
   its own items by their sense.
 * 10 (multi-word prefixes, marker convention): every word but the last in full, the last
-  cut to its first letter (:mod:`nlue.idioms.prefix`); the span runs from the idiom's first
+  cut to its first letter (:mod:`nlue.text.idiom_prefix`); the span runs from the idiom's first
   word through the inflected form of its last word, and words after it (``सक्छ`` in
   ``काट्न सक्छ``) stay outside. The idiom's own last word stays inside even when it is हुनु:
   Table 1's इन्तु न चिन्तु item leaves ``छन्`` outside, our sample keeps the form of हुनु in.

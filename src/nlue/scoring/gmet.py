@@ -9,7 +9,7 @@ With per-item correctness s_i in {0, 1} and a category for every item:
 * combined   C   = A · E, which rewards a model whose accuracy is even across categories.
 
 Correctness comes either from predicted words checked against each item's acceptable
-answers (both sides passed through :func:`nlue.data.normalize.normalize_answer`, the rule the
+answers (both sides passed through :func:`nlue.text.normalize.normalize_answer`, the rule the
 dataset builder also uses), or directly from 0/1 human judgments, as in the paper.
 """
 
@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from nlue.data.normalize import normalize_answer
 from nlue.errors import NlueError
 from nlue.scoring.problem import BatchedStatistic, ScoringProblem
 from nlue.scoring.validation import as_vector, check_not_empty, check_same_length
+from nlue.text.normalize import normalize_answer
 
 GMET_METRICS: tuple[str, ...] = ("accuracy", "equality", "combined", "sigma")
 

@@ -11,7 +11,7 @@ __all__ = ["SpaceSettings", "add_space_arguments", "build_demo", "launch", "run_
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy: importing a submodule (nlue.space.columns, say) must not pull in the server and Gradio.
+    # Lazy: importing a submodule (nlue.boards.columns, say) must not pull in the server and Gradio.
     if name == "SpaceSettings":
         from nlue.space.settings import SpaceSettings
 

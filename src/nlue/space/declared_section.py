@@ -2,7 +2,7 @@
 
 Each registered task that no shipped benchmark holds (a user's task file, ``nlue space --task-file`` or
 ``NLUE_TASK_FILES``) gets its legend (what it is, its language, its primary metric as the task file chose
-it), its table of runs (:mod:`nlue.space.task_board`: every metric with its interval, no NLUE score) and a
+it), its table of runs (:mod:`nlue.boards.tasks`: every metric with its interval, no NLUE score) and a
 chart of the primary metric per run. Read once when the page is built, as the exams' and neDIOM's tabs are.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import gradio as gr
 
-from nlue.space.charts import runs_chart
-from nlue.space.score_checks import skipped_markdown
-from nlue.space.task_board import DeclaredBoards
+from nlue.boards.charts import runs_chart
+from nlue.boards.score_checks import skipped_markdown
+from nlue.boards.tasks import DeclaredBoards
 from nlue.text.safe import markdown_text
 
 INTRO = (
@@ -25,7 +25,7 @@ BOARD_HEIGHT_PX = 420
 
 
 def build_declared_boards(boards: DeclaredBoards) -> None:
-    """The components of the boards (:func:`nlue.space.task_board.declared_boards`): an introduction, then per
+    """The components of the boards (:func:`nlue.boards.tasks.declared_boards`): an introduction, then per
     task its legend, table and chart."""
     gr.Markdown(INTRO, elem_id="tasks-intro")
     for runs in boards.tasks:

@@ -18,8 +18,8 @@ from typing import Any
 
 import gradio as gr
 
+from nlue.boards import text
 from nlue.errors import NlueError
-from nlue.space import text
 from nlue.space.batching import BatcherBusy
 from nlue.space.inference import InputError
 from nlue.space.models import ModelNotAllowed

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from nlue.data.normalize import normalize_text
 from nlue.errors import NlueError
 from nlue.registry.tasks import TASKS, TRAINABLE_TASKS, TaskSpec
 from nlue.space.cache import LoadedModel
 from nlue.space.models import ModelEntry, labels_fit
+from nlue.text.normalize import normalize_text
 from nlue.training.predict import predict_logits, probabilities
 
 logger = logging.getLogger(__name__)

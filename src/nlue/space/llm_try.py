@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlue.errors import NlueError
-from nlue.evals.label_generation import DEFAULT_LABEL_TOKENS, label_request
+from nlue.evals.llm.label_generation import DEFAULT_LABEL_TOKENS, label_request
+from nlue.evals.llm.nlue_llm import demonstrations, render_prompt, score_labels
+from nlue.evals.llm.number_generation import parse_number, with_number_line
 from nlue.evals.mcq.parse import parse_item_output
 from nlue.evals.mcq.prompts import show_prompt
 from nlue.evals.mcq.run import (
@@ -34,8 +36,6 @@ from nlue.evals.mcq.run import (
     uses_chat,
     without_gold,
 )
-from nlue.evals.nlue_llm import demonstrations, render_prompt, score_labels
-from nlue.evals.number_generation import parse_number, with_number_line
 from nlue.registry.kinds.multiple_choice import MultipleChoiceKind, key_letter
 from nlue.registry.tasks import TASKS, TaskSpec, get_task
 from nlue.space.models import ModelCatalog

@@ -18,6 +18,18 @@ import anyio
 import pandas as pd
 from matplotlib.figure import Figure
 
+from nlue.boards import columns as cols
+from nlue.boards import text
+from nlue.boards.charts import MAX_CHART_MODELS, score_chart
+from nlue.boards.leaderboard import (
+    PAPER_KIND,
+    Leaderboard,
+    filter_rows,
+    leaderboard_frame,
+    sort_rows,
+)
+from nlue.boards.score_checks import skipped_markdown
+from nlue.boards.sections import leaderboard_of
 from nlue.errors import NlueError
 from nlue.lm.backends import CLASSIFIER, WORD_PREDICTOR
 from nlue.lm.factory import load_model
@@ -25,12 +37,8 @@ from nlue.lm.spec import ModelSpec
 from nlue.registry.spec import TaskSpec
 from nlue.registry.tasks import TASKS, get_task
 from nlue.results_folders import describe
-from nlue.space import columns as cols
-from nlue.space import text
 from nlue.space.batching import Batched, MicroBatcher
-from nlue.space.boards import leaderboard_of
 from nlue.space.cache import LoadedModel, ModelCache
-from nlue.space.charts import MAX_CHART_MODELS, score_chart
 from nlue.space.data import DataBrowser
 from nlue.space.gmet import check_sentence, predict_blank
 from nlue.space.inference import (
@@ -47,16 +55,8 @@ from nlue.space.inference import (
     prediction_record,
     validate_inputs,
 )
-from nlue.space.leaderboard import (
-    PAPER_KIND,
-    Leaderboard,
-    filter_rows,
-    leaderboard_frame,
-    sort_rows,
-)
 from nlue.space.models import ModelCatalog, ModelEntry, load_catalog
 from nlue.space.results_source import Fetch, ResultsSource, refresh_minutes
-from nlue.space.score_checks import skipped_markdown
 from nlue.space.settings import SpaceSettings
 
 logger = logging.getLogger(__name__)
@@ -115,7 +115,7 @@ class SpaceService:
             started = time.perf_counter()
             from transformers import AutoModelForMaskedLM, AutoModelForSequenceClassification, pipeline  # noqa: F401
 
-            from nlue.training import extra_fc  # noqa: F401  (load_classifier may restore the extra layer)
+            from nlue.lm import extra_fc  # noqa: F401  (load_classifier may restore the extra layer)
 
             logger.info("model libraries imported in %.1f s", time.perf_counter() - started)
 

@@ -18,25 +18,26 @@ from typing import Any
 
 import gradio as gr
 
+from nlue.boards import columns as cols
+from nlue.boards import text
+from nlue.boards.charts import MAX_CHART_MODELS
+from nlue.boards.exams import LEGEND as EXAM_LEGEND
+from nlue.boards.leaderboard import styled_frame
+from nlue.boards.nediom import LEGEND as NEDIOM_LEGEND
+from nlue.boards.score_checks import skipped_markdown
+from nlue.boards.sections import exam_board_of, nediom_board_of
+from nlue.boards.tasks import DeclaredBoards, declared_boards
 from nlue.registry.benchmarks import declared_tasks
 from nlue.registry.tasks import TASKS
-from nlue.space import columns as cols
-from nlue.space import http_api, text
+from nlue.space import http_api
 from nlue.space.batching import let_idle_cores_sleep
-from nlue.space.boards import exam_board_of, nediom_board_of
-from nlue.space.charts import MAX_CHART_MODELS
 from nlue.space.data import MAX_PAGE_SIZE
 from nlue.space.declared_section import build_declared_boards
-from nlue.space.exam_board import LEGEND as EXAM_LEGEND
 from nlue.space.handler_errors import api_errors, visitor_errors
 from nlue.space.inference import TRY_TASKS
-from nlue.space.leaderboard import styled_frame
 from nlue.space.llm_try import build_llm_section
-from nlue.space.nediom_board import LEGEND as NEDIOM_LEGEND
-from nlue.space.score_checks import skipped_markdown
 from nlue.space.service import SpaceService
 from nlue.space.settings import SpaceSettings
-from nlue.space.task_board import DeclaredBoards, declared_boards
 
 QUEUE_STATUS_SECONDS = 1.0
 # Gradio keeps a record of its last 10,000 events and, after every event, rebuilds a monitoring summary

@@ -16,17 +16,10 @@ from typing import Any
 from nlue.data.access import dataset_description, load_task
 from nlue.errors import NlueError
 from nlue.lm.checkpoints import is_checkpoint
+from nlue.lm.slug import model_slug
 from nlue.predictions import attach
 from nlue.registry.tasks import TASK_NAMES, TaskSpec, get_task
-from nlue.results import (
-    ResultExists,
-    RunResult,
-    check_replace,
-    default_results_dir,
-    model_slug,
-    task_result_path,
-    write_result,
-)
+from nlue.results import ResultExists, RunResult, check_replace, default_results_dir, task_result_path, write_result
 from nlue.run_identity import local_model, run_identity, split_facts
 
 logger = logging.getLogger(__name__)
@@ -64,9 +57,9 @@ def evaluate_task(
     from nlue.lm.backends import CLASSIFIER
     from nlue.lm.checkpoints import is_adapter_folder
     from nlue.lm.factory import load_model
+    from nlue.lm.modeling import check_label_mapping, has_task_labels
     from nlue.lm.spec import ModelSpec
-    from nlue.scoring import score_task
-    from nlue.training.modeling import check_label_mapping, has_task_labels
+    from nlue.scores import score_task
     from nlue.training.predict import logit_rows, logits_to_predictions, predict_logits
 
     if not is_adapter_folder(checkpoint):
@@ -119,7 +112,7 @@ def run_evaluation(
     overwrite: bool = False,
 ) -> dict[str, Any]:
     """Score ``model`` on ``tasks``; write one results file per task; return the NLUE score summary."""
-    from nlue.scoring import nlue_score
+    from nlue.scores import nlue_score
 
     results_dir = Path(results_dir) if results_dir is not None else default_results_dir()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nlue.results import model_slug
+from nlue.lm.slug import model_slug
 from nlue.run_identity import items_fingerprint, limit_suffix, local_model, run_identity, split_facts
 
 # The Trainer's arguments that change what is learnt (beside the seed, recorded apart).

@@ -52,8 +52,8 @@ from typing import Any
 from torch import nn
 
 from nlue.errors import NlueError
+from nlue.lm.extra_fc import add_extra_fc, has_extra_fc
 from nlue.lm.families import EMBEDDINGS, HEAD, model_layout
-from nlue.training.extra_fc import add_extra_fc, has_extra_fc
 
 logger = logging.getLogger(__name__)
 

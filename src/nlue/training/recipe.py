@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from nlue.errors import NlueError
+from nlue.lm.modeling import check_label_mapping, classifier_config_kwargs
 from nlue.registry.inputs import batch_text_pairs
 from nlue.registry.tasks import TaskSpec
 from nlue.training.args import (
@@ -25,7 +26,6 @@ from nlue.training.args import (
     NlueTrainingArguments,
     RecipeArguments,
 )
-from nlue.training.modeling import check_label_mapping, classifier_config_kwargs
 from nlue.training.predict import logits_to_predictions
 
 logger = logging.getLogger(__name__)
@@ -166,7 +166,7 @@ def predictions_from_logits(task: TaskSpec, logits: Any) -> np.ndarray:
 
 def metrics_function(task: TaskSpec):
     """compute_metrics for the Trainer's per-epoch evaluation (no bootstrap: it is for monitoring)."""
-    from nlue.scoring import score_task
+    from nlue.scores import score_task
 
     def compute(prediction: Any) -> dict[str, float]:
         preds = predictions_from_logits(task, prediction.predictions)

@@ -27,12 +27,13 @@ import numpy as np
 
 from nlue.data.access import dataset_description, load_task
 from nlue.errors import NlueError
+from nlue.lm.modeling import trainable_task
+from nlue.lm.slug import model_slug
 from nlue.predictions import attach
 from nlue.registry.tasks import TaskSpec
-from nlue.results import RunResult, default_results_dir, model_slug, result_path
+from nlue.results import RunResult, default_results_dir, result_path
 from nlue.run_identity import identity_key
 from nlue.training.args import DataArguments, LoraArguments, ModelArguments, NlueTrainingArguments, RecipeArguments
-from nlue.training.modeling import trainable_task
 from nlue.training.predict import logit_rows
 from nlue.training.recipe import (
     build_trainer,
@@ -124,7 +125,7 @@ def train_run(
     run: ResolvedRun, data_args: DataArguments, lora_args: LoraArguments, recipe_args: RecipeArguments
 ) -> tuple[TrainedRun, Any]:
     """Train with early stopping, score validation and the test split once; return the outcome and the raw data."""
-    from nlue.scoring import score_task
+    from nlue.scores import score_task
 
     task = run.task
     raw = load_task(data_args.dataset, task)

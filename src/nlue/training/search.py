@@ -28,10 +28,10 @@ import numpy as np
 
 from nlue.data.access import load_task
 from nlue.errors import NlueError
+from nlue.lm.modeling import trainable_task
 from nlue.registry.tasks import TaskSpec
 from nlue.results import write_json_atomic
 from nlue.training.args import DataArguments, LoraArguments, ModelArguments, NlueTrainingArguments, RecipeArguments
-from nlue.training.modeling import trainable_task
 
 logger = logging.getLogger(__name__)
 

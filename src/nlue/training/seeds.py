@@ -8,7 +8,7 @@ results and predictions. The shared results folder gets one combined results fil
 * every test metric is the **mean over seeds**, and ``<metric>_sd`` the sample standard deviation
   over seeds (``ddof=1``), which the leaderboard shows as mean +- sd;
 * the 95% intervals are for that mean: items are resampled once per bootstrap draw and every
-  seed's predictions scored on the same draw (:func:`nlue.scoring.task_scores.seed_mean_problem`),
+  seed's predictions scored on the same draw (:func:`nlue.scores.tasks.seed_mean_problem`),
   so the interval is about the test items and the sd about the seeds;
 * ``details.per_seed`` holds each seed's test metrics, and the predictions file one prediction per
   seed for every item (a list), which ``nlue compare`` reads as such.
@@ -35,8 +35,8 @@ def combined_metrics(
     task: str, per_seed: list[dict[str, float]], rows_by_seed: list[list[dict[str, Any]]], resamples: int, seed: int
 ) -> dict[str, float]:
     """Mean and sd over seeds of every metric, and bootstrap intervals for the means (module docstring)."""
+    from nlue.scores.tasks import seed_mean_problem
     from nlue.scoring.bootstrap import scores_with_intervals
-    from nlue.scoring.task_scores import seed_mean_problem
 
     names = [name for name in per_seed[0] if not name.endswith(("_ci_low", "_ci_high"))]
     out: dict[str, float] = {}
@@ -69,8 +69,8 @@ def run_seeds(
 
     ``identity_of(seeds)``: the combined run's identity (:mod:`nlue.run_identity`), checked against the shared
     results file before the first seed trains (:func:`nlue.results.check_replace`)."""
+    from nlue.lm.modeling import trainable_task
     from nlue.training.identity import results_folder
-    from nlue.training.modeling import trainable_task
 
     if recipe_args.seeds < 1:
         raise NlueError(f"--seeds must be at least 1, got {recipe_args.seeds}")

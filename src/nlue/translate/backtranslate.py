@@ -23,11 +23,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from nlue.data.translation_layout import RUN_REPORT, backtranslation_dir
 from nlue.errors import NlueError
 from nlue.lm.base import ChatMessage, GenerationRequest, LanguageModel
 from nlue.registry.spec import TaskSpec
 from nlue.strict_json import dumps_lines
-from nlue.translate.layout import RUN_REPORT, backtranslation_dir
 from nlue.translate.output import write_atomic, write_report
 from nlue.translate.prompts import item_fields
 

@@ -1,4 +1,4 @@
-"""What a translation run writes, and how: whole files or nothing (where: :mod:`nlue.translate.layout`).
+"""What a translation run writes, and how: whole files or nothing (where: :mod:`nlue.data.translation_layout`).
 
 ``--out DIR`` is a source folder for ``nlue build --source DIR``:
 

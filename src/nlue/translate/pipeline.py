@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from nlue.data.rows import RowConverter
+from nlue.data.translation_layout import RUN_REPORT, output_path, work_dir
 from nlue.errors import NlueError, RowProblem
 from nlue.registry.spec import TaskSpec
 from nlue.translate.batches import (
@@ -32,7 +33,6 @@ from nlue.translate.batches import (
     make_batches,
     run_schedule,
 )
-from nlue.translate.layout import RUN_REPORT, output_path, work_dir
 from nlue.translate.output import write_rejects, write_report, write_translated
 from nlue.translate.prompts import PROMPT_VERSION
 from nlue.translate.quality import DEFAULT_MIN_DEVANAGARI, ScriptReport, script_problem

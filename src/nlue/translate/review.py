@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from nlue.data.sources import read_sheet_records
+from nlue.data.translation_layout import RETRANSLATE, REVIEW_SUMMARY, review_dir
 from nlue.errors import NlueError, RowProblem
 from nlue.registry.spec import TaskSpec
 from nlue.text.safe import csv_row
-from nlue.translate.layout import RETRANSLATE, REVIEW_SUMMARY, review_dir
 from nlue.translate.output import write_atomic, write_report
 from nlue.translate.prompts import item_fields
 

@@ -18,13 +18,13 @@ from nlue.cli_support import (
     add_logging_options,
     run_with_parser,
 )
+from nlue.data.translation_layout import backtranslation_dir, output_path, review_dir, work_dir
 from nlue.errors import NlueError
 from nlue.lm.backends import LANGUAGE_MODEL, TRANSLATOR
 from nlue.lm.options import add_model_options, model_spec_from_args
 from nlue.registry.tasks import TASKS, get_task
 from nlue.registry.translation_sources import TRANSLATION_SOURCES
 from nlue.translate.backtranslate import DEFAULT_MIN_ROWS, DEFAULT_SHARE, backtranslate
-from nlue.translate.layout import backtranslation_dir, output_path, review_dir, work_dir
 from nlue.translate.review import DEFAULT_MAX_UNACCEPTABLE, export_review, import_review
 
 

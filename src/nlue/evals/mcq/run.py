@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from nlue.errors import NlueError
-from nlue.evals.label_generation import require_answers
+from nlue.evals.llm.label_generation import require_answers
 from nlue.evals.mcq import report
 from nlue.evals.mcq.loglik import CHOICE_MODES, score_options
 from nlue.evals.mcq.parse import INVALID_CATEGORIES, parse_item_output
@@ -98,7 +98,7 @@ def run_name(base: str, language: str, shots: int, mode: str = "generate", limit
 
 def model_base_name(model: LanguageModel) -> str:
     """The model's folder name or id, as a folder name (``org/model`` -> ``org__model``)."""
-    from nlue.results import model_slug
+    from nlue.lm.slug import model_slug
 
     return model_slug(str(model.describe().model or model.name))
 
@@ -304,7 +304,7 @@ def run_mcq(
 
     results_dir = Path(results_dir) if results_dir is not None else default_results_dir()
     from nlue.data.access import dataset_description
-    from nlue.evals.nlue_llm import llm_kind
+    from nlue.evals.llm.nlue_llm import llm_kind
     from nlue.predictions import attach
     from nlue.results import RunResult, check_replace, task_result_path, write_result
     from nlue.run_identity import model_run_identity, split_facts

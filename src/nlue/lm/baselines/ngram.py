@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from nlue.data.normalize import normalize_answer
 from nlue.data.sample import sample_records
 from nlue.errors import NlueError
 from nlue.lm.masked.pieces import BlankItem, ItemPrediction
+from nlue.text.normalize import normalize_answer
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ A floor every encoder should clear, trained in seconds on two CPU cores. Decisio
 
 * **Input** is what the task's kind forms (``task.kind.text_pair``): one text, a text pair,
   or WinoGrande's two readings. Each text is analysed after
-  :func:`nlue.data.normalize.normalize_text` (built data is already normalised; it is
+  :func:`nlue.text.normalize.normalize_text` (built data is already normalised; it is
   idempotent and cheap, so a user's own ``DatasetDict`` is read the same way).
 * **Features**: TF-IDF over ``char_wb`` n-grams of 2-5 code points with sublinear term
   frequency. Devanagari writes an akshara as 1-4 code points (consonant, virama, vowel
@@ -43,11 +43,11 @@ import datasets
 import numpy as np
 import scipy.sparse as sp  # already needed by the registry's regression scoring
 
-from nlue.data.normalize import normalize_text
 from nlue.errors import NlueError
+from nlue.lm.slug import model_slug
 from nlue.registry.tasks import TaskSpec
-from nlue.results import model_slug
-from nlue.scoring import score_task
+from nlue.scores import score_task
+from nlue.text.normalize import normalize_text
 
 logger = logging.getLogger(__name__)
 

@@ -39,7 +39,7 @@ The model's own proposals only: the ``top_k`` most likely word-initial tokens at
 mask that decode to a whole word, and for ``n = 2 .. max_pieces`` a greedy multi-piece
 completion (the best word-initial piece under ``n`` masks, then the best continuation
 piece at each next mask). All are scored by the PLL above and ranked; the top ``top_k``
-distinct words (compared with :func:`nlue.data.normalize.normalize_answer`) are the item's
+distinct words (compared with :func:`nlue.text.normalize.normalize_answer`) are the item's
 whole-word predictions. The context around the blank is the tokenised sentence with the
 tokenizer's mask token in place of the placeholder, so nothing the model sees depends on
 the item's listed answers.
@@ -75,7 +75,6 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from nlue.data.normalize import normalize_answer
 from nlue.errors import NlueError
 from nlue.lm.masked.pieces import (
     Ask,
@@ -89,6 +88,7 @@ from nlue.lm.masked.pieces import (
 )
 from nlue.lm.masked.rank import Ranking
 from nlue.lm.masked.trim import install
+from nlue.text.normalize import normalize_answer
 
 logger = logging.getLogger(__name__)
 

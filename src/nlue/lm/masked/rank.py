@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from nlue.data.normalize import normalize_answer
 from nlue.lm.masked.passes import ForwardPasses
 from nlue.lm.masked.pieces import Ask, BlankItem, Encoded, ItemPrediction
+from nlue.text.normalize import normalize_answer
 
 
 class Ranking(ForwardPasses):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import datasets
 import numpy as np
@@ -21,9 +21,52 @@ import numpy as np
 from nlue.errors import NlueError
 
 if TYPE_CHECKING:
-    from nlue.data.report import SplitReport
-    from nlue.registry.spec import TaskSpec
     from nlue.scoring.problem import ScoringProblem
+
+
+class TaskDeclaration(Protocol):
+    """What a kind reads of a task: the declaration's fields (:class:`nlue.registry.spec.TaskSpec` has them all).
+
+    A protocol, not the class, because the declaration finds its behaviour here (``TaskSpec.kind``): the
+    kinds read tasks, the tasks name their kind, and no import goes both ways (tests/test_layout.py).
+    """
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def input_fields(self) -> tuple[str, ...]: ...
+    @property
+    def label_field(self) -> str | None: ...
+    @property
+    def label_names(self) -> tuple[str, ...]: ...
+    @property
+    def primary_metric(self) -> str: ...
+    @property
+    def label_values(self) -> Mapping[str, int]: ...
+    @property
+    def score_range(self) -> tuple[float, float] | None: ...
+    @property
+    def mask(self) -> str | None: ...
+    @property
+    def categories(self) -> Mapping[str, tuple[str, ...]]: ...
+    @property
+    def prompts(self) -> Mapping[str, Any]: ...
+    @property
+    def input_spec(self) -> Any: ...  # nlue.registry.spec.InputSpec: which fields form the first and second text
+    @property
+    def id2label(self) -> dict[int, str]: ...
+    @property
+    def label2id(self) -> dict[str, int]: ...
+
+
+class BuiltSplit(Protocol):
+    """What a kind reads of one built split, for its card lines: the builder's report of the split
+    (:class:`nlue.data.report.SplitReport`, one room up; the kinds never import the builder)."""
+
+    @property
+    def stats(self) -> Any:  # the split's measured statistics (nlue.data.stats.SplitStats), or None
+        ...
+
 
 # The evaluators a kind can name. Issue by issue more apply (causal-LM log-likelihood, generation).
 FINE_TUNED_CLASSIFIER = "fine-tuned classifier"
@@ -70,6 +113,18 @@ class CardText:
 
 
 @dataclass(frozen=True)
+class StarterFile:
+    """The kind's part of the commented task file `nlue tasks new --kind K` prints (:mod:`nlue.registry.task_file.
+    template` adds what every task file has): a small working task of the kind, valid as it stands."""
+
+    title: str
+    description: str
+    body: str  # the kind's keys as YAML lines, each explained in a comment
+    data_columns: str  # an example ``columns:`` mapping for the commented ``data:`` lines
+    data_labels: str = ""  # an example ``, labels: {...}`` map, for a kind whose labels are the user's values
+
+
+@dataclass(frozen=True)
 class TaskKind:
     """Base of the kinds; see the module docstring. Subclasses override what differs."""
 
@@ -90,6 +145,7 @@ class TaskKind:
     required_prompt_keys: tuple[str, ...] = ()  # of prompt_keys, those a prompt must give (no default)
     # (prompt key, value) pairs the kind fixes, because its parser or template reads that value and no other.
     fixed_prompt: tuple[tuple[str, Any], ...] = ()
+    starter: StarterFile | None = None  # the starting task file `nlue tasks new --kind` prints (None: none offered)
 
     # ---------------------------------------------------------------- what the kind is
     @property
@@ -113,74 +169,76 @@ class TaskKind:
         and is only compared with the splits before it."""
         return ()
 
-    def num_labels(self, task: TaskSpec) -> int:
+    def num_labels(self, task: TaskDeclaration) -> int:
         return len(task.label_names)
 
     def prompt_fields(self, input_fields: tuple[str, ...]) -> tuple[str, ...]:
         """The fields a prompt must label (``field_labels``) for a task with these input fields."""
         return input_fields
 
-    def text_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def text_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         """The fields holding free text, normalised by the builder."""
         return task.input_fields
 
-    def identity_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def identity_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         """The fields whose values identify an item (duplicates and leakage are judged on them)."""
         return task.input_fields
 
-    def gold(self, task: TaskSpec, item: Mapping[str, Any]) -> Any:
+    def gold(self, task: TaskDeclaration, item: Mapping[str, Any]) -> Any:
         """An item's reference as per-item predictions record it (nlue.predictions): the label id, the score."""
         return item[str(task.label_field)]
 
-    def required_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def required_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         return (*task.input_fields, *((task.label_field,) if task.label_field else ()))
 
-    def optional_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def optional_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         return ()
 
-    def features(self, task: TaskSpec) -> datasets.Features:
+    def features(self, task: TaskDeclaration) -> datasets.Features:
         """The typed columns of a built config."""
         raise NotImplementedError
 
-    def describe_output(self, task: TaskSpec) -> str:
+    def describe_output(self, task: TaskDeclaration) -> str:
         """What a model returns for this task, in words (for pages and help)."""
         raise NotImplementedError
 
     # ---------------------------------------------------------------- rows
-    def parse_label(self, task: TaskSpec, raw: Any) -> Any:
+    def parse_label(self, task: TaskDeclaration, raw: Any) -> Any:
         """The stored label of a raw source value, or a ``str`` saying what was expected."""
         raise NotImplementedError
 
-    def check_row(self, task: TaskSpec, row: Mapping[str, Any]) -> RowRejection | None:
+    def check_row(self, task: TaskDeclaration, row: Mapping[str, Any]) -> RowRejection | None:
         """Rules on a normalised row beyond its label (a blank to fill, say); None when it passes."""
         return check_input_shape(task, row)
 
-    def row_context(self, task: TaskSpec, category_map: Mapping[str, str]) -> Any:
+    def row_context(self, task: TaskDeclaration, category_map: Mapping[str, str]) -> Any:
         """What :meth:`complete_row` needs, prepared once per source (GMET: its category lookup)."""
         return None
 
-    def complete_row(self, task: TaskSpec, raw: Callable[[str], Any], context: Any) -> dict[str, Any] | RowRejection:
+    def complete_row(
+        self, task: TaskDeclaration, raw: Callable[[str], Any], context: Any
+    ) -> dict[str, Any] | RowRejection:
         """Fields a row gets beyond its normalised text and its label (``raw(field)`` reads the source)."""
         return {}
 
-    def label_code_dtype(self, task: TaskSpec) -> np.dtype | None:
+    def label_code_dtype(self, task: TaskDeclaration) -> np.dtype | None:
         """How a row's label is kept beside its fingerprint, to tell duplicates from conflicts."""
         return None
 
-    def label_codes(self, task: TaskSpec, values: Sequence[Any]) -> np.ndarray | None:
+    def label_codes(self, task: TaskDeclaration, values: Sequence[Any]) -> np.ndarray | None:
         dtype = self.label_code_dtype(task)
         return None if dtype is None else np.array(values, dtype=dtype)
 
-    def strata(self, task: TaskSpec, labels: np.ndarray) -> np.ndarray:
+    def strata(self, task: TaskDeclaration, labels: np.ndarray) -> np.ndarray:
         """The strata a validation split is carved by: class ids (or score bands)."""
         return np.asarray(labels)
 
     # ---------------------------------------------------------------- model input
-    def text_pair(self, task: TaskSpec, example: Mapping[str, Any]) -> tuple[str, str | None]:
+    def text_pair(self, task: TaskDeclaration, example: Mapping[str, Any]) -> tuple[str, str | None]:
         raise NlueError(f"task {task.name!r} is a {self.name} task; it has no classifier input")
 
     def batch_text_pairs(
-        self, task: TaskSpec, batch: Mapping[str, Sequence[Any]]
+        self, task: TaskDeclaration, batch: Mapping[str, Sequence[Any]]
     ) -> tuple[list[str], list[str] | None]:
         """Column-wise :meth:`text_pair` for ``datasets.map(batched=True)``."""
         size = len(next(iter(batch.values())))
@@ -190,7 +248,7 @@ class TaskKind:
             return firsts, None
         return firsts, [b or "" for _, b in pairs]
 
-    def llm_template(self, task: TaskSpec, language: str) -> tuple[str, tuple[str, ...]]:
+    def llm_template(self, task: TaskDeclaration, language: str) -> tuple[str, tuple[str, ...]]:
         """A Jinja template of the prompt (fields as ``{{ field }}``) and the verbalised labels, in id order.
 
         The doc_to_text / doc_to_choice of lm-evaluation-harness: our log-likelihood evaluator
@@ -198,11 +256,11 @@ class TaskKind:
         """
         raise NlueError(f"task {task.name!r} is a {self.name} task; it is not put to a language model by label")
 
-    def classifier_config(self, task: TaskSpec) -> dict[str, Any]:
+    def classifier_config(self, task: TaskDeclaration) -> dict[str, Any]:
         """``num_labels``, ``problem_type``, ``id2label`` and ``label2id`` for a transformers config."""
         raise NlueError(f"task {task.name!r} is a {self.name} task; it is not fine-tuned as a classifier")
 
-    def head_mismatch(self, task: TaskSpec, num_labels: int, labels: dict[int, str] | None) -> str | None:
+    def head_mismatch(self, task: TaskDeclaration, num_labels: int, labels: dict[int, str] | None) -> str | None:
         """Why a classifier head with ``num_labels`` outputs (named ``labels``, or None) cannot serve ``task``.
 
         The one label-compatibility rule of the trainers, the evaluator and the Space: a
@@ -211,26 +269,26 @@ class TaskKind:
         """
         return f"task {task.name!r} is a {self.name} task; no classifier head serves it"
 
-    def training_labels(self, task: TaskSpec, labels: Sequence[Any]) -> list[Any]:
+    def training_labels(self, task: TaskDeclaration, labels: Sequence[Any]) -> list[Any]:
         return list(labels)
 
     # ---------------------------------------------------------------- scoring
     def scoring_problem(
-        self, task: TaskSpec, predictions: Any, references: Any, categories: Sequence[str] | None
+        self, task: TaskDeclaration, predictions: Any, references: Any, categories: Sequence[str] | None
     ) -> tuple[ScoringProblem, tuple[str, ...]]:
         """Validated inputs as a scoring problem (plus group names where the kind has groups)."""
         raise NotImplementedError
 
-    def score_features(self, task: TaskSpec | None) -> datasets.Features | list[datasets.Features]:
+    def score_features(self, task: TaskDeclaration | None) -> datasets.Features | list[datasets.Features]:
         """What an evaluate module of this kind takes: its ``MetricInfo.features``."""
         raise NotImplementedError
 
     @property
     def score_format(self) -> str | None:
-        """The ``MetricInfo.format`` evaluate hands inputs to ``_compute`` in (see nlue.scoring.metric_modules)."""
+        """The ``MetricInfo.format`` evaluate hands inputs to ``_compute`` in (see nlue.scores.metric_modules)."""
         return None
 
-    def primary_from(self, task: TaskSpec, metrics: Mapping[str, float]) -> float:
+    def primary_from(self, task: TaskDeclaration, metrics: Mapping[str, float]) -> float:
         name = task.primary_metric
         if name not in metrics:
             raise NlueError(
@@ -238,26 +296,26 @@ class TaskKind:
             )
         return float(metrics[name])
 
-    def format_label(self, task: TaskSpec, value: Any) -> Any:
+    def format_label(self, task: TaskDeclaration, value: Any) -> Any:
         """A stored label as a page shows it."""
         return value
 
-    def browse_row(self, task: TaskSpec, row: dict[str, Any]) -> dict[str, Any]:
+    def browse_row(self, task: TaskDeclaration, row: dict[str, Any]) -> dict[str, Any]:
         """A stored row as the data browser shows it (a kind may mark something up; labels go through
         :meth:`format_label` apart)."""
         return row
 
     # ---------------------------------------------------------------- dataset card
-    def card_text(self, task: TaskSpec) -> CardText | None:
+    def card_text(self, task: TaskDeclaration) -> CardText | None:
         """The card's opening, scoring and limitations paragraphs for this kind; None keeps NLUE's."""
         return None
 
-    def card_lines(self, task: TaskSpec, splits: Mapping[str, SplitReport], is_sample: bool) -> list[str]:
+    def card_lines(self, task: TaskDeclaration, splits: Mapping[str, BuiltSplit], is_sample: bool) -> list[str]:
         """Lines the card adds to a config's section from its measured splits (none by default)."""
         return []
 
 
-def check_input_shape(task: TaskSpec, row: Mapping[str, Any]) -> RowRejection | None:
+def check_input_shape(task: TaskDeclaration, row: Mapping[str, Any]) -> RowRejection | None:
     """The declared input shape's rule: a blank task's field holds its blank exactly once."""
     spec = task.input_spec
     if spec.blank is None or spec.blank_field is None:

@@ -16,11 +16,17 @@ import datasets
 import numpy as np
 
 from nlue.errors import NlueError
-from nlue.registry.kinds.base import CAUSAL_LM_LOGLIKELIHOOD, FINE_TUNED_CLASSIFIER, TaskKind, joined
+from nlue.registry.kinds.base import (
+    CAUSAL_LM_LOGLIKELIHOOD,
+    FINE_TUNED_CLASSIFIER,
+    StarterFile,
+    TaskDeclaration,
+    TaskKind,
+    joined,
+)
 from nlue.scoring.classification import classification_problem
 
 if TYPE_CHECKING:
-    from nlue.registry.spec import TaskSpec
     from nlue.scoring.problem import ScoringProblem
 
 
@@ -37,16 +43,16 @@ class ClassificationKind(TaskKind):
     def has_classes(self) -> bool:
         return True
 
-    def features(self, task: TaskSpec) -> datasets.Features:
+    def features(self, task: TaskDeclaration) -> datasets.Features:
         columns: dict[str, Any] = {name: datasets.Value("string") for name in task.input_fields}
         columns[str(task.label_field)] = datasets.ClassLabel(names=list(task.label_names))
         columns["idx"] = datasets.Value("int32")
         return datasets.Features(columns)
 
-    def describe_output(self, task: TaskSpec) -> str:
+    def describe_output(self, task: TaskDeclaration) -> str:
         return "one of " + ", ".join(f"`{name}`" for name in task.label_names)
 
-    def parse_label(self, task: TaskSpec, raw: Any) -> int | str:
+    def parse_label(self, task: TaskDeclaration, raw: Any) -> int | str:
         key = label_key(raw)
         label_id = task.label2id.get(key)
         if label_id is not None:
@@ -66,13 +72,13 @@ class ClassificationKind(TaskKind):
         expected = ", ".join(f"{i}={n}" for i, n in enumerate(task.label_names))
         return f"unknown label; expected one of {expected} (id or name), or map it with --label-map"
 
-    def label_code_dtype(self, task: TaskSpec) -> np.dtype | None:
+    def label_code_dtype(self, task: TaskDeclaration) -> np.dtype | None:
         return np.dtype(np.uint8 if len(task.label_names) <= 256 else np.int64)
 
-    def strata(self, task: TaskSpec, labels: np.ndarray) -> np.ndarray:
+    def strata(self, task: TaskDeclaration, labels: np.ndarray) -> np.ndarray:
         return np.asarray(labels).astype(np.int8 if len(task.label_names) <= 127 else np.int32)
 
-    def text_pair(self, task: TaskSpec, example: Mapping[str, Any]) -> tuple[str, str | None]:
+    def text_pair(self, task: TaskDeclaration, example: Mapping[str, Any]) -> tuple[str, str | None]:
         spec = task.input_spec
         if spec.blank is not None and spec.blank_field is not None:
             text = str(example[spec.blank_field])
@@ -81,7 +87,7 @@ class ClassificationKind(TaskKind):
         second = joined(example, spec.second, spec.joiner) if spec.second else None
         return joined(example, spec.first, spec.joiner), second
 
-    def llm_template(self, task: TaskSpec, language: str) -> tuple[str, tuple[str, ...]]:
+    def llm_template(self, task: TaskDeclaration, language: str) -> tuple[str, tuple[str, ...]]:
         prompt = task.prompts.get(language)
         if prompt is None:
             offered = ", ".join(task.prompts) or "none"
@@ -91,7 +97,7 @@ class ClassificationKind(TaskKind):
         lines.append(prompt.answer_cue)
         return "\n".join(lines), tuple(prompt.label_words)
 
-    def classifier_config(self, task: TaskSpec) -> dict[str, Any]:
+    def classifier_config(self, task: TaskDeclaration) -> dict[str, Any]:
         return {
             "num_labels": len(task.label_names),
             "problem_type": "single_label_classification",
@@ -99,7 +105,7 @@ class ClassificationKind(TaskKind):
             "label2id": task.label2id,
         }
 
-    def head_mismatch(self, task: TaskSpec, num_labels: int, labels: dict[int, str] | None) -> str | None:
+    def head_mismatch(self, task: TaskDeclaration, num_labels: int, labels: dict[int, str] | None) -> str | None:
         if labels is not None and labels != task.id2label:
             shown = ", ".join(f"{i}={n}" for i, n in sorted(labels.items()))
             wanted = ", ".join(f"{i}={n}" for i, n in task.id2label.items())
@@ -109,15 +115,15 @@ class ClassificationKind(TaskKind):
         return None
 
     def scoring_problem(
-        self, task: TaskSpec, predictions: Any, references: Any, categories: Sequence[str] | None
+        self, task: TaskDeclaration, predictions: Any, references: Any, categories: Sequence[str] | None
     ) -> tuple[ScoringProblem, tuple[str, ...]]:
         _no_categories(task, categories)
         return classification_problem(predictions, references, range(len(task.label_names)), f"task {task.name!r}"), ()
 
-    def format_label(self, task: TaskSpec, value: Any) -> Any:
+    def format_label(self, task: TaskDeclaration, value: Any) -> Any:
         return task.label_names[int(value)] if isinstance(value, int | np.integer) else value
 
-    def score_features(self, task: TaskSpec | None) -> datasets.Features:
+    def score_features(self, task: TaskDeclaration | None) -> datasets.Features:
         return datasets.Features({"predictions": datasets.Value("int64"), "references": datasets.Value("int64")})
 
     @property
@@ -125,9 +131,33 @@ class ClassificationKind(TaskKind):
         return "numpy"  # integer label ids are exact in NumPy
 
 
-def _no_categories(task: TaskSpec, categories: Sequence[str] | None) -> None:
+def _no_categories(task: TaskDeclaration, categories: Sequence[str] | None) -> None:
     if categories is not None:
         raise NlueError(f"categories apply to GMET only; task {task.name!r} takes predictions and references alone")
+
+
+# What `nlue tasks new --kind classification` starts a task file with (our own example task).
+STARTER = StarterFile(
+    title="A three-class sentiment task",
+    description="Decide whether a short text is negative, neutral or positive.",
+    body="""\
+category: single sentence
+inputs:
+  fields: [text]                 # input fields in prompt order; two fields make a text pair
+label_field: label
+labels: [negative, neutral, positive]   # in id order: label 0 is negative (fixed here, once)
+# metrics: [accuracy, macro_f1]  # default: the kind's; primary_metric: macro_f1
+prompts:                         # how a language model is asked, per prompt language (your own words)
+  en:
+    instruction: Is the opinion in this text negative, neutral or positive?
+    field_labels: {text: Text}   # the label shown before each input field
+    answer_cue: "Answer:"
+    label_words: [negative, neutral, positive]   # one word per label, in label order
+    # answer_line: {template: "Reply with one of these words only: {words}.", separator: ", "}
+""",
+    data_columns="text: review",
+    data_labels=', labels: {"-1": negative, "0": neutral, "1": positive}',
+)
 
 
 CLASSIFICATION = ClassificationKind(
@@ -138,4 +168,5 @@ CLASSIFICATION = ClassificationKind(
     evaluators=(FINE_TUNED_CLASSIFIER, CAUSAL_LM_LOGLIKELIHOOD),
     takes_prompts=True,
     prompt_keys=("answer_line",),
+    starter=STARTER,
 )

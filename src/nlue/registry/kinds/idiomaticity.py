@@ -5,8 +5,8 @@ that holds it (``S2``), the sentences before and after it (``S1``, ``S3``), a ``
 (ClassLabel ``idiomatic`` = 0, ``literal`` = 1) and where the idiom sits in S2. A source
 gives that as the paper does, a ``position`` field with the span between ``###`` markers;
 the built dataset stores it as character offsets ``span_start``/``span_end`` into S2
-(:mod:`nlue.idioms.position`) and ``prefix_match``, whether the span starts with the
-idiom's truncated prefix (:mod:`nlue.idioms.prefix`); a span that does not is kept and
+(:mod:`nlue.text.idiom_position`) and ``prefix_match``, whether the span starts with the
+idiom's truncated prefix (:mod:`nlue.text.idiom_prefix`); a span that does not is kept and
 flagged (``prefix_match`` false), since an annotator may mark a form the rule misses.
 
 Row rules (each failure names its field): the idiom has at least two words; S2 and the
@@ -36,21 +36,24 @@ import hashlib
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import datasets
 
-from nlue.data.sources import NotText, source_text
 from nlue.errors import NlueError
-from nlue.idioms.position import MARKER, Span, parse_position
-from nlue.idioms.prefix import prefix_matches
-from nlue.registry.kinds.base import CAUSAL_LM_LOGLIKELIHOOD, CardText, RowRejection
+from nlue.registry.kinds.base import (
+    CAUSAL_LM_LOGLIKELIHOOD,
+    BuiltSplit,
+    CardText,
+    RowRejection,
+    StarterFile,
+    TaskDeclaration,
+)
 from nlue.registry.kinds.classification import ClassificationKind, label_key
+from nlue.text.idiom_position import MARKER, Span, parse_position
+from nlue.text.idiom_prefix import prefix_matches
 from nlue.text.profiles import normalize_text, profile_of
-
-if TYPE_CHECKING:
-    from nlue.data.report import SplitReport
-    from nlue.registry.spec import TaskSpec
+from nlue.text.values import NotText, source_text
 
 CONTEXT_FIELDS: tuple[str, ...] = ("S1", "S2", "S3")
 CONTEXTS: Mapping[str, tuple[str, ...]] = {
@@ -216,7 +219,7 @@ CARD_NOTES: tuple[str, ...] = (
 # ------------------------------------------------------------------ the kind
 @dataclass(frozen=True)
 class IdiomaticityKind(ClassificationKind):
-    def browse_row(self, task: TaskSpec, row: dict[str, Any]) -> dict[str, Any]:
+    def browse_row(self, task: TaskDeclaration, row: dict[str, Any]) -> dict[str, Any]:
         """S2 with the idiom's span between 【 and 】, so a reader sees what was marked (never shown to a model)."""
         start, end, sentence = row.get("span_start"), row.get("span_end"), row.get("S2")
         if isinstance(start, int) and isinstance(end, int) and isinstance(sentence, str) and 0 <= start < end:
@@ -227,19 +230,19 @@ class IdiomaticityKind(ClassificationKind):
     def carves_validation(self) -> bool:
         return False  # the pool is 20 items; a validation split carved from it would leave too few to learn from
 
-    def text_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def text_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         return ("S2", "idiom")  # S1 and S3 may be empty: normalised by check_idiom_item
 
-    def identity_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def identity_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         return ("idiom", *CONTEXT_FIELDS)
 
-    def required_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def required_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         return ("idiom", *CONTEXT_FIELDS, str(task.label_field), POSITION_FIELD)
 
-    def optional_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def optional_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         return ("id",)
 
-    def features(self, task: TaskSpec) -> datasets.Features:
+    def features(self, task: TaskDeclaration) -> datasets.Features:
         text = datasets.Value("string")
         return datasets.Features(
             {"id": text, "idiom": text, "S1": text, "S2": text, "S3": text,
@@ -248,31 +251,55 @@ class IdiomaticityKind(ClassificationKind):
              "prefix_match": datasets.Value("bool"), "idx": datasets.Value("int32")}
         )  # fmt: skip
 
-    def describe_output(self, task: TaskSpec) -> str:
+    def describe_output(self, task: TaskDeclaration) -> str:
         return "`idiomatic` or `literal`: the sense in which the idiom is used in the context"
 
-    def parse_label(self, task: TaskSpec, raw: Any) -> int | str:
+    def parse_label(self, task: TaskDeclaration, raw: Any) -> int | str:
         return parse_idiom_label(raw)
 
-    def complete_row(self, task: TaskSpec, raw: Callable[[str], Any], context: Any) -> dict[str, Any] | RowRejection:
+    def complete_row(
+        self, task: TaskDeclaration, raw: Callable[[str], Any], context: Any
+    ) -> dict[str, Any] | RowRejection:
         return check_idiom_item(raw, task.name, profile_of(task).normalizer())
 
-    def text_pair(self, task: TaskSpec, example: Mapping[str, Any]) -> tuple[str, str | None]:
+    def text_pair(self, task: TaskDeclaration, example: Mapping[str, Any]) -> tuple[str, str | None]:
         return variant_input(example, VARIANTS[0])  # S2 with the idiom; the other variants by name
 
-    def card_text(self, task: TaskSpec) -> CardText | None:
+    def card_text(self, task: TaskDeclaration) -> CardText | None:
         return CARD_TEXT
 
     def prompt_fields(self, input_fields: tuple[str, ...]) -> tuple[str, ...]:
         return ("idiom", "context")  # the idiom's line and the variant's context line (S1-S3 joined)
 
-    def card_lines(self, task: TaskSpec, splits: Mapping[str, SplitReport], is_sample: bool) -> list[str]:
+    def card_lines(self, task: TaskDeclaration, splits: Mapping[str, BuiltSplit], is_sample: bool) -> list[str]:
         lines = []
         for note in CARD_NOTES:
             lines += ["", note]
         lines += ["", "| # | context | idiom given |", "|---|---|---|"]
         lines += [f"| {v.number} | {v.context} | {'yes' if v.with_idiom else 'no'} |" for v in VARIANTS]
         return lines
+
+
+# What `nlue tasks new --kind idiomaticity` starts a task file with (our own example task).
+STARTER = StarterFile(
+    title="Idioms in context",
+    description="Decide whether an idiom is used in its idiomatic or its literal sense.",
+    body="""\
+category: idiomaticity
+label_field: label
+# inputs (idiom, S1, S2, S3; the span in a `position` field) and labels (idiomatic, literal) are fixed by the kind
+prompts:                         # the idiom's line and the context's line; label words scored after the cue
+  en:
+    instruction: Is the idiom in this text used figuratively (idiomatic) or literally (literal)?
+    instruction_without_idiom: Is the multiword expression in this text used figuratively (idiomatic) or literally?
+    field_labels: {idiom: Idiom, context: Text}
+    answer_cue: "Answer:"
+    label_words: [idiomatic, literal]
+    # answer_line: {template: "Reply with one of these words only: {words}.", separator: ", "}
+""",
+    data_columns="S2: sentence",
+    data_labels="",
+)
 
 
 IDIOMATICITY = IdiomaticityKind(
@@ -284,7 +311,8 @@ IDIOMATICITY = IdiomaticityKind(
     splits=("train", "test"),
     fixed_fields=("idiom", *CONTEXT_FIELDS),
     fixed_labels=("idiomatic", "literal"),  # parse_idiom_label: I = 0, L = 1
-    takes_prompts=True,  # read by nlue.idioms.zero_shot as TaskSpec.idiom_prompts
+    takes_prompts=True,  # read by nlue.idioms.zero_shot as TaskDeclaration.idiom_prompts
     prompt_keys=("answer_line", "instruction_without_idiom"),
     required_prompt_keys=("instruction_without_idiom",),
+    starter=STARTER,
 )

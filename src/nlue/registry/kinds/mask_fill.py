@@ -17,16 +17,15 @@ from typing import TYPE_CHECKING, Any
 import datasets
 import numpy as np
 
-from nlue.data.json_records import parse_json
-from nlue.data.normalize import normalize_answer, normalize_text
-from nlue.data.sources import NotText, source_text
 from nlue.errors import NlueError
-from nlue.registry.kinds.base import MASKED_LM_FILL, RowRejection, TaskKind
+from nlue.registry.kinds.base import MASKED_LM_FILL, RowRejection, StarterFile, TaskDeclaration, TaskKind
 from nlue.registry.kinds.classification import label_key
 from nlue.scoring.gmet import gmet_correctness, gmet_problem
+from nlue.text.json_records import parse_json
+from nlue.text.normalize import normalize_answer, normalize_text
+from nlue.text.values import NotText, source_text
 
 if TYPE_CHECKING:
-    from nlue.registry.spec import TaskSpec
     from nlue.scoring.problem import ScoringProblem
 
 UNKNOWN_CATEGORY = (
@@ -36,37 +35,37 @@ UNKNOWN_CATEGORY = (
 )
 
 
-def category_order(task: TaskSpec) -> tuple[str, ...]:
+def category_order(task: TaskDeclaration) -> tuple[str, ...]:
     """The task's categories in declared order (the paper's appendix order for GMET), numbered from 1."""
     return tuple(category for categories in task.categories.values() for category in categories)
 
 
-def category_theme(task: TaskSpec) -> dict[str, str]:
+def category_theme(task: TaskDeclaration) -> dict[str, str]:
     return {category: theme for theme, categories in task.categories.items() for category in categories}
 
 
 @dataclass(frozen=True)
 class MaskFillKind(TaskKind):
-    def num_labels(self, task: TaskSpec) -> int:
+    def num_labels(self, task: TaskDeclaration) -> int:
         return 0
 
-    def text_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def text_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         return task.input_fields[:1]
 
-    def identity_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def identity_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         return task.input_fields[:1]  # the same sentence is the same item, whatever its answers
 
-    def gold(self, task: TaskSpec, item: Mapping[str, Any]) -> Any:
+    def gold(self, task: TaskDeclaration, item: Mapping[str, Any]) -> Any:
         return [str(answer) for answer in item.get("answers") or []]  # every acceptable answer
 
-    def required_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def required_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         return ("sentence", "category")
 
-    def optional_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def optional_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         # The paper gives only sentences: a release may lack our acceptable answers and the derived theme.
         return ("theme", "answers")
 
-    def features(self, task: TaskSpec) -> datasets.Features:
+    def features(self, task: TaskDeclaration) -> datasets.Features:
         text = datasets.Value("string")
         return datasets.Features(
             {
@@ -78,10 +77,10 @@ class MaskFillKind(TaskKind):
             }
         )
 
-    def describe_output(self, task: TaskSpec) -> str:
+    def describe_output(self, task: TaskDeclaration) -> str:
         return f"the whole word hidden behind {task.mask}"
 
-    def check_row(self, task: TaskSpec, row: Mapping[str, Any]) -> RowRejection | None:
+    def check_row(self, task: TaskDeclaration, row: Mapping[str, Any]) -> RowRejection | None:
         found = str(row.get("sentence", "")).count(str(task.mask))
         if found != 1:
             return RowRejection(
@@ -89,7 +88,7 @@ class MaskFillKind(TaskKind):
             )
         return None
 
-    def row_context(self, task: TaskSpec, category_map: Mapping[str, str]) -> dict[str, str]:
+    def row_context(self, task: TaskDeclaration, category_map: Mapping[str, str]) -> dict[str, str]:
         """Raw category text -> category: the declared names, then the user's map (checked here, once)."""
         order = category_order(task)
         lookup = {name: name for name in order}
@@ -106,7 +105,7 @@ class MaskFillKind(TaskKind):
         return lookup
 
     def complete_row(
-        self, task: TaskSpec, raw: Callable[[str], Any], context: Mapping[str, str]
+        self, task: TaskDeclaration, raw: Callable[[str], Any], context: Mapping[str, str]
     ) -> dict[str, Any] | RowRejection:
         """Category, theme and answers of a row (``raw(field)`` reads the source's value)."""
         raw_category = raw("category")
@@ -126,7 +125,7 @@ class MaskFillKind(TaskKind):
             return RowRejection("answers", answers)
         return {"category": category, "theme": theme, "answers": answers}
 
-    def score_features(self, task: TaskSpec | None) -> list[datasets.Features]:
+    def score_features(self, task: TaskDeclaration | None) -> list[datasets.Features]:
         """Predicted words with answer lists, or predicted words with 0/1 human judgments."""
         word, category = datasets.Value("string"), datasets.Value("string")
         return [
@@ -137,7 +136,7 @@ class MaskFillKind(TaskKind):
         ]
 
     def scoring_problem(
-        self, task: TaskSpec, predictions: Any, references: Any, categories: Sequence[str] | None
+        self, task: TaskDeclaration, predictions: Any, references: Any, categories: Sequence[str] | None
     ) -> tuple[ScoringProblem, tuple[str, ...]]:
         if references is None:
             raise NlueError("GMET needs references: each item's acceptable answers, or a 0/1 judgment per item")
@@ -200,6 +199,23 @@ def parse_answers(raw: Any) -> list[str] | str:
     return words
 
 
+# What `nlue tasks new --kind mask_fill` starts a task file with (our own example task).
+STARTER = StarterFile(
+    title="Fill the masked word",
+    description="Predict the word hidden behind the mask in a sentence.",
+    body="""\
+category: masked words
+mask: "[MASK]"                   # the placeholder each sentence holds once
+categories:                      # theme -> its categories (numbered from 1 across themes)
+  Daily life: [Food, Home]
+  Nature: [Animals, Weather]
+# inputs are fixed by the kind: sentence, category, theme, answers (a list of accepted words)
+""",
+    data_columns="sentence: masked_sentence",
+    data_labels="",
+)
+
+
 MASK_FILL = MaskFillKind(
     name="mask_fill",
     metrics=("accuracy", "combined"),
@@ -211,4 +227,5 @@ MASK_FILL = MaskFillKind(
     declares=("mask", "categories"),
     fixed_fields=("sentence", "category", "theme", "answers"),
     labelled=False,
+    starter=STARTER,
 )

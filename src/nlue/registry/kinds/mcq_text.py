@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from nlue.errors import NlueError
-from nlue.registry.kinds.base import CardText
+from nlue.registry.kinds.base import CardText, StarterFile
 from nlue.text.profiles import URDU, fallback_profile_name, get_profile
 from nlue.text.rules import LanguageProfile
 
@@ -168,4 +168,35 @@ CARD_TEXT = CardText(
     ),
     languages=(),
     sample_banner=SAMPLE_BANNER,
+)
+
+
+# What `nlue tasks new --kind multiple_choice` starts a task file with (our own example task).
+STARTER = StarterFile(
+    title="A school exam",
+    description="Answer an exam question by choosing one of four options (A-D).",
+    body="""\
+category: multiple-choice exam
+label_field: correct_key         # a letter A-D; the options are the columns A, B, C, D
+# inputs (question, A-D) and labels (A-D) are fixed by the kind
+exam:                            # the vocabularies each item's subject and level are checked against
+  subjects:                      # domain -> its subdomains
+    STEM: [mathematics, general science]
+    Humanities: [language]
+  levels: [Grade 9, Grade 10]
+  grade_levels: {9: Grade 9, 10: Grade 10}   # grade numbers read as levels
+  # level_aliases: {SEE: Grade 10}
+  # subject_aliases: {maths: mathematics}
+prompts:                         # the instruction is the system prompt; it ends with the two answer lines
+  en:
+    instruction: |-
+      Choose the one correct option. Reply in exactly these two lines and nothing else:
+      Answer key: <A, B, C or D>
+      Answer text: <the chosen option's text, copied exactly>
+    field_labels: {subject: Subject, level: Level, question: Question}
+    answer_cue: "Answer key:"      # fixed, as are the letters: the strict parser reads them
+    label_words: [A, B, C, D]      # log-likelihood scores these after the cue
+""",
+    data_columns="question: q, correct_key: answer",
+    data_labels="",
 )

@@ -20,10 +20,9 @@ the task's. In the ``demo`` split the builder rejects an exact repeat with anoth
 curate first: :mod:`nlue.pipelines.mcq_curation` merges agreeing repeats (also with the
 options in another order) and drops conflicting ones.
 
-Text is normalised by :func:`nlue.registry.kinds.mcq_text.normalize_mcq_text` with the task's
-language profile (``nepali`` for the Nepali exam, ``urdu`` for the Urdu one, whose rules fold
-the look-alike Arabic code points), the one normalisation of the builder, the curation
-pipeline and the answer parser.
+Text is normalised by :func:`nlue.registry.kinds.mcq_text.normalize_mcq_text` with the task's language profile
+(``nepali``, or ``urdu``, whose rules fold the look-alike Arabic code points), the one normalisation of the
+builder, the curation pipeline and the answer parser.
 
 Scoring: predictions are key ids 0-3, or :data:`INVALID_PREDICTION` (-1) for an output
 that does not parse. ``accuracy_all_items`` (the primary, an nlue convention) counts an
@@ -39,15 +38,21 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import datasets
 import numpy as np
 
-from nlue.data.json_records import parse_json, repeated_key
-from nlue.data.sources import NotText, source_text
 from nlue.errors import NlueError
-from nlue.registry.kinds.base import CAUSAL_LM_LOGLIKELIHOOD, GENERATION, CardText, RowRejection, TaskKind
+from nlue.registry.kinds.base import (
+    CAUSAL_LM_LOGLIKELIHOOD,
+    GENERATION,
+    BuiltSplit,
+    CardText,
+    RowRejection,
+    TaskDeclaration,
+    TaskKind,
+)
 from nlue.registry.kinds.mcq_text import (
     BLANK_NOTE,
     CARD_TEXT,
@@ -55,6 +60,7 @@ from nlue.registry.kinds.mcq_text import (
     LETTERS,
     POOL_RULE,
     SAMPLE_STATEMENT,
+    STARTER,
     ExamDeclarations,
     canonical_level,
     canonical_subdomain,
@@ -67,12 +73,10 @@ from nlue.registry.kinds.mcq_text import (
 from nlue.scoring.classification import accuracy_rows
 from nlue.scoring.problem import ScoringProblem
 from nlue.scoring.validation import check_not_empty, check_same_length, label_codes
+from nlue.text.json_records import parse_json, repeated_key
 from nlue.text.profiles import normalize_text, profile_of
 from nlue.text.rules import LanguageProfile
-
-if TYPE_CHECKING:
-    from nlue.data.report import SplitReport
-    from nlue.registry.spec import TaskSpec
+from nlue.text.values import NotText, source_text
 
 INVALID_PREDICTION = -1
 MCQ_METRICS: tuple[str, ...] = ("accuracy_all_items", "accuracy_parseable", "invalid_rate")
@@ -299,22 +303,22 @@ class MultipleChoiceKind(TaskKind):
     def apart_from_test(self) -> tuple[str, ...]:
         return ("demo",)  # k-shot examples drawn from demo must never show a test item with its key
 
-    def text_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def text_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         return ("question",)  # the options are normalised with it by check_item, from a column or an object
 
-    def identity_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def identity_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         return ("question", *LETTERS)
 
-    def gold(self, task: TaskSpec, item: Mapping[str, Any]) -> Any:
+    def gold(self, task: TaskDeclaration, item: Mapping[str, Any]) -> Any:
         return key_letter(item[str(task.label_field)])  # the key as a letter, as the parsed answers are
 
-    def required_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def required_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         return ("question", str(task.label_field))
 
-    def optional_fields(self, task: TaskSpec) -> tuple[str, ...]:
+    def optional_fields(self, task: TaskDeclaration) -> tuple[str, ...]:
         return ("id", *LETTERS, "options", "correct_option", "domain", "subdomain", "level", "language", "source")
 
-    def features(self, task: TaskSpec) -> datasets.Features:
+    def features(self, task: TaskDeclaration) -> datasets.Features:
         text = datasets.Value("string")
         return datasets.Features(
             {"id": text, "question": text, **{letter: text for letter in LETTERS},
@@ -323,7 +327,7 @@ class MultipleChoiceKind(TaskKind):
              "source": datasets.List({"name": text, "url": text}), "idx": datasets.Value("int32")}
         )  # fmt: skip
 
-    def llm_template(self, task: TaskSpec, language: str) -> tuple[str, tuple[str, ...]]:
+    def llm_template(self, task: TaskDeclaration, language: str) -> tuple[str, tuple[str, ...]]:
         """The prompt up to ``Answer key:`` as Jinja, and the letters A-D scored after it (log-likelihood)."""
         prompt = task.prompts.get(language)
         if prompt is None:
@@ -335,45 +339,47 @@ class MultipleChoiceKind(TaskKind):
     def prompt_fields(self, input_fields: tuple[str, ...]) -> tuple[str, ...]:
         return ("subject", "level", "question")  # the lines exam_prompt labels; options are lettered
 
-    def describe_output(self, task: TaskSpec) -> str:
+    def describe_output(self, task: TaskDeclaration) -> str:
         return (
             "two lines, `Answer key: <A-D>` and `Answer text: <the chosen option's text>` (generation), "
             "or the option with the highest log-likelihood"
         )
 
-    def parse_label(self, task: TaskSpec, raw: Any) -> int | str:
+    def parse_label(self, task: TaskDeclaration, raw: Any) -> int | str:
         return parse_key(raw)
 
-    def complete_row(self, task: TaskSpec, raw: Callable[[str], Any], context: Any) -> dict[str, Any] | RowRejection:
+    def complete_row(
+        self, task: TaskDeclaration, raw: Callable[[str], Any], context: Any
+    ) -> dict[str, Any] | RowRejection:
         return check_item(exam_of(task), raw, task.name)
 
-    def label_code_dtype(self, task: TaskSpec) -> np.dtype | None:
+    def label_code_dtype(self, task: TaskDeclaration) -> np.dtype | None:
         return np.dtype(np.uint8)
 
-    def strata(self, task: TaskSpec, labels: np.ndarray) -> np.ndarray:
+    def strata(self, task: TaskDeclaration, labels: np.ndarray) -> np.ndarray:
         return np.asarray(labels).astype(np.int8)  # the demonstration pool is drawn balanced over keys
 
     def scoring_problem(
-        self, task: TaskSpec, predictions: Any, references: Any, categories: Sequence[str] | None
+        self, task: TaskDeclaration, predictions: Any, references: Any, categories: Sequence[str] | None
     ) -> tuple[ScoringProblem, tuple[str, ...]]:
         if categories is not None:
             raise NlueError(f"task {task.name!r} takes predictions and references alone, no categories")
         return multiple_choice_problem(predictions, references, f"task {task.name!r}"), ()
 
-    def score_features(self, task: TaskSpec | None) -> datasets.Features:
+    def score_features(self, task: TaskDeclaration | None) -> datasets.Features:
         return datasets.Features({"predictions": datasets.Value("int64"), "references": datasets.Value("int64")})
 
     @property
     def score_format(self) -> str | None:
         return "numpy"
 
-    def format_label(self, task: TaskSpec, value: Any) -> Any:
+    def format_label(self, task: TaskDeclaration, value: Any) -> Any:
         return key_letter(value) if isinstance(value, int | np.integer) else value
 
-    def card_text(self, task: TaskSpec) -> CardText | None:
+    def card_text(self, task: TaskDeclaration) -> CardText | None:
         return replace(CARD_TEXT, languages=(exam_of(task).language,))
 
-    def card_lines(self, task: TaskSpec, splits: Mapping[str, SplitReport], is_sample: bool) -> list[str]:
+    def card_lines(self, task: TaskDeclaration, splits: Mapping[str, BuiltSplit], is_sample: bool) -> list[str]:
         """Items per subject and per level in each split, the pool rule, and the sample-data statement."""
         exam = exam_of(task)
         names = list(splits)
@@ -410,4 +416,5 @@ MULTIPLE_CHOICE = MultipleChoiceKind(
     fixed_labels=LETTERS,
     takes_prompts=True,
     fixed_prompt=(("answer_cue", KEY_LABEL), ("label_words", LETTERS)),  # what the strict parser reads
+    starter=STARTER,
 )

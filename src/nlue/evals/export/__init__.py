@@ -1,0 +1,1 @@
+"""`nlue export`: the registry's tasks as lm-evaluation-harness task files."""

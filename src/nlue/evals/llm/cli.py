@@ -1,0 +1,241 @@
+"""`nlue llm ...`: evaluate a generative language model, local or behind an OpenAI-compatible server.
+
+    nlue llm mcq --model Qwen/Qwen3-4B-Instruct-2507 --dataset build/mcq --task mcq_ne --prompt-language both --shots 0
+    nlue llm mcq --endpoint http://127.0.0.1:8000/v1 --model served-name --dataset build/mcq --task mcq_ur
+    nlue llm mcq --model ./my-model --dataset build/mcq --task mcq_ne --mode loglik --shots 5
+    nlue llm mcq --model ./my-model --dataset build/mcq --task mcq_ne --show-prompt --shots 3
+    nlue llm nlue --model ./my-model --dataset build/nlue --tasks sa rte --prompt-language ne --shots 1
+
+``mcq`` runs a multiple-choice exam (generation with strict two-line parsing, or
+``--mode loglik``): accuracy over all items and over parseable items, the invalid rate by
+category, per domain / subdomain / level tables with 95% intervals, a PNG chart, every raw
+output in ``raw_outputs.jsonl`` and, with both prompt languages, the native minus English
+gap with a paired test. ``nlue`` scores the NLUE classification tasks by the log-likelihood
+of each label word. Results go to ``--results-dir`` (default ``build/results``), one folder per
+run (ending in ``-limitN`` for a ``--limit`` run, which never replaces a full one; a results file
+of another run is replaced only with ``--overwrite``); every answered request is journalled
+(default ``<results-dir>/journals/<model>.jsonl``, keyed on what answered), so the same command
+run again after a crash asks only what is missing.
+
+``--endpoint`` sends requests to an OpenAI-compatible server (vLLM, TGI, llama.cpp,
+``transformers serve``, a hosted API); the key is read from the environment variable
+``--api-key-env`` names (default OPENAI_API_KEY) and is never printed or stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from nlue.cli_lists import add_name_list, task_names
+from nlue.cli_support import (
+    add_logging_options,
+    add_task_file_option,
+    run_with_parser,
+)
+from nlue.errors import NlueError
+from nlue.evals.llm.console import print_mcq, print_nlue
+from nlue.evals.llm.label_generation import DEFAULT_LABEL_TOKENS
+from nlue.evals.llm.nlue_llm import asked_by_llm_nlue
+from nlue.evals.llm.prompt_language import PROMPT_LANGUAGE_CHOICES, PROMPT_LANGUAGE_HELP, prompt_languages
+from nlue.evals.mcq.prompts import PAPER_SHOTS, SEED, render, show_prompt
+from nlue.evals.mcq.run import MODES, PROMPT_LANGUAGES, exam_names
+from nlue.lm.factory import AUTO_MODE
+from nlue.lm.options import add_model_options, default_journal, model_spec_from_args
+from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
+
+
+def _model_options(parser: argparse.ArgumentParser) -> None:
+    add_model_options(parser, batch_size=10)  # the paper's batch size for local models
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shots", type=int, choices=PAPER_SHOTS, default=0, help="demonstrations (default 0)")
+    parser.add_argument("--limit", type=int, help="only the first N test items (a quick look; not a score); the run "
+                        "folder's name ends in -limitN, so it never takes the place of a full run")  # fmt: skip
+    parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP)
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
+    parser.add_argument(
+        "--name", "--results-name", dest="name", help="run folder prefix (default: the model folder or id)"
+    )
+    parser.add_argument("--bootstrap-resamples", "--bootstrap", type=int, default=1000,
+                        help="resamples for the 95%% intervals and the paired test; 0 for none (%(default)s)")  # fmt: skip
+    parser.add_argument("--seed", type=int, default=SEED, help="demonstrations and resampling (%(default)s)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nlue llm",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_logging_options(parser)
+    sub = parser.add_subparsers(dest="suite", required=True, metavar="SUITE")
+    mcq = sub.add_parser("mcq", help="a multiple-choice exam (UrduMMLU protocol): generation or log-likelihood")
+    mcq.set_defaults(action=run_mcq_command)
+    _model_options(mcq)
+    mcq.add_argument("--dataset", required=True, help="the exam's dataset: a built folder or a Hub id")
+    mcq.add_argument("--task", required=True, choices=exam_names(), help="the exam")
+    add_task_file_option(mcq)
+    mcq.add_argument("--prompt-language", choices=PROMPT_LANGUAGE_CHOICES, default="en",
+                     help="English, the exam's own language, or both and their gap (default %(default)s)")  # fmt: skip
+    mcq.add_argument("--mode", choices=MODES, default="generate", help="default %(default)s")
+    mcq.add_argument("--choices", choices=("letters", "texts"), default="letters",
+                     help="loglik mode: score the letters A-D (lm-eval's way) or the option texts")  # fmt: skip
+    mcq.add_argument("--chat", action=argparse.BooleanOptionalAction, default=None,
+                     help="chat messages or plain text (default: chat when the model has a chat template)")  # fmt: skip
+    mcq.add_argument("--max-new-tokens", type=int,
+                     help="generate mode: tokens for the answer (default 256, the two-line answer; the paper's 4096 "
+                     "for a reasoning model that thinks first), at most half a local model's window")  # fmt: skip
+    mcq.add_argument("--show-prompt", action="store_true", help="print the first prompt(s) and exit; no model call")
+    mcq.add_argument("--no-chart", action="store_true", help="skip the PNG chart (no matplotlib needed)")
+    _run_options(mcq)
+    add_logging_options(mcq)
+    nlue = sub.add_parser(
+        "nlue", help="the NLUE classification tasks: log-likelihood of each label word, or generation"
+    )
+    nlue.set_defaults(action=run_nlue_command)
+    _model_options(nlue)
+    nlue.add_argument("--dataset", help="a built NLUE folder or Hub id (default: the embedded sample)")
+    add_name_list(nlue, "--tasks", valid=task_names(asked_by_llm_nlue), what="task",
+                  help="the tasks to ask (default: every NLUE task with a prompt; stsb by --mode generate only)")  # fmt: skip
+    add_task_file_option(nlue)
+    nlue.add_argument("--prompt-language", choices=PROMPT_LANGUAGE_CHOICES, default="en", help=PROMPT_LANGUAGE_HELP)
+    nlue.add_argument("--mode", choices=(AUTO_MODE, *MODES), default=AUTO_MODE,
+                      help="loglik: score each label word; generate: the model writes one, a strict parser reads it; "
+                      "auto (default): loglik where the model gives log-likelihoods, else generate")  # fmt: skip
+    nlue.add_argument("--chat", action=argparse.BooleanOptionalAction, default=None,
+                      help="generate mode: chat messages or plain text (default: chat when the model has a chat "
+                      "template, or behind a chat endpoint)")  # fmt: skip
+    nlue.add_argument("--max-new-tokens", type=int,
+                      help=f"generate mode: tokens for the answer (default {DEFAULT_LABEL_TOKENS}, a label word)")  # fmt: skip
+    _run_options(nlue)
+    add_logging_options(nlue)
+    return parser
+
+
+# ------------------------------------------------------------------ the model
+def open_model(args: argparse.Namespace, journal: Any, mode: str, what: str) -> Any:
+    """The model the options name, through the model layer, checked for ``mode`` before any request."""
+    from nlue.lm.factory import load_model, require
+
+    model = load_model(model_spec_from_args(args, journal=journal))
+    require(model, mode, what)
+    return model
+
+
+def _journal_path(args: argparse.Namespace) -> Path:
+    return args.journal or default_journal(args.results_dir, args.model)
+
+
+def _chat_for_preview(args: argparse.Namespace) -> bool:
+    """Chat or plain text without loading the model: the flag, the endpoint, or the tokenizer's chat template."""
+    if args.chat is not None:
+        return args.chat
+    if args.endpoint:
+        return True
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(args.model).chat_template is not None
+    except (OSError, ValueError) as exc:
+        raise NlueError(f"cannot load a tokenizer from {args.model!r} to tell chat from plain text: {exc}") from exc
+
+
+# ------------------------------------------------------------------ mcq
+def _languages(args: argparse.Namespace) -> list[str]:
+    return list(PROMPT_LANGUAGES) if args.prompt_language == "both" else [args.prompt_language]
+
+
+def show_prompts(args: argparse.Namespace) -> int:
+    from nlue.evals.mcq.loglik import TARGET_DELIMITER, loglik_context, option_strings
+    from nlue.evals.mcq.run import exam_task, load_exam, resolve_language, without_gold
+
+    task = exam_task(args.task)
+    items, pool = load_exam(args.dataset, task, args.shots, args.limit or 1)
+    chat = _chat_for_preview(args) if args.mode == "generate" else False
+    for role in _languages(args):
+        language = resolve_language(task, role)
+        for item in items:
+            visible = without_gold(item, task)
+            form = "chat messages" if chat else "plain text"
+            print(f"===== {task.name} · item {item.get('id')} · {language} prompt · {args.shots}-shot · {form} =====")
+            if args.mode == "generate":
+                print(show_prompt(render(visible, language, args.shots, pool, chat, args.seed, task=task)))
+            else:
+                print(loglik_context(visible, language, args.shots, pool, args.choices, args.seed, task))
+                options = ", ".join(repr(TARGET_DELIMITER + o) for o in option_strings(visible, args.choices))
+                print(f"----- continuations scored: {options}")
+    return 0
+
+
+def run_mcq_command(args: argparse.Namespace) -> int:
+    if args.show_prompt:
+        return show_prompts(args)
+    from nlue.evals.mcq.run import run_mcq
+    from nlue.lm.journal import Journal
+
+    with Journal(_journal_path(args)) as journal:
+        model = open_model(args, journal, args.mode, f"the {args.task} exam")
+        for role in _languages(args):
+            run = run_mcq(
+                model, args.dataset, args.task, role, args.shots, args.results_dir, args.name, mode=args.mode,
+                chat=args.chat, max_new_tokens=args.max_new_tokens, choices=args.choices, limit=args.limit,
+                bootstrap_resamples=args.bootstrap_resamples, seed=args.seed, chart=not args.no_chart,
+                overwrite=args.overwrite,
+            )  # fmt: skip
+            print_mcq(run)
+    print(f"journal: {journal.path}")
+    return 0
+
+
+# ------------------------------------------------------------------ nlue
+def run_nlue_command(args: argparse.Namespace) -> int:
+    from nlue.evals.llm.nlue_generate import run_nlue_generation
+    from nlue.evals.llm.nlue_llm import native_language, nlue_tasks, run_nlue_llm
+    from nlue.evals.mcq.run import model_base_name
+    from nlue.lm.factory import choose_mode, load_model
+    from nlue.lm.journal import Journal
+    from nlue.run_identity import limit_suffix
+
+    if args.limit is not None and args.limit < 1:
+        raise NlueError(f"--limit must be at least 1, got {args.limit}")
+    languages = prompt_languages(args.prompt_language, native_language(args.tasks))
+    asked_mode = None if args.mode == AUTO_MODE else args.mode
+    for language in languages:  # tasks without a prompt, or none left for the mode, are refused before a model loads
+        nlue_tasks(args.tasks, language, asked_mode, warn=False)
+    with Journal(_journal_path(args)) as journal:
+        model = load_model(model_spec_from_args(args, journal=journal))
+        mode = choose_mode(model, args.mode, "the NLUE tasks")
+        chat = model.describe().chat if args.chat is None else args.chat
+        for language in languages:
+            name = f"{args.name or model_base_name(model)}__{language}-{args.shots}shot"
+            common = {"bootstrap_resamples": args.bootstrap_resamples, "seed": args.seed, "limit": args.limit,
+                      "overwrite": args.overwrite}  # fmt: skip
+            tasks = nlue_tasks(args.tasks, language, mode, warn=language == languages[0])
+            name += ("-generate" if mode == "generate" else "") + limit_suffix(args.limit)
+            if mode == "generate":
+                cap = args.max_new_tokens or DEFAULT_LABEL_TOKENS
+                results = run_nlue_generation(model, args.dataset, tasks, language, args.shots, args.results_dir, name,
+                                              chat=chat, max_new_tokens=cap, **common)  # fmt: skip
+            else:
+                results = run_nlue_llm(model, args.dataset, tasks, language, args.shots, args.results_dir, name,
+                                       **common)  # fmt: skip
+            print_nlue(results, mode)
+            print(f"results: {args.results_dir / name}")
+    print(f"journal: {journal.path}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `nlue llm` with ``argv`` (without the `llm` word); return the exit status."""
+    return run_with_parser("llm", build_parser, argv, _run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if getattr(args, "results_dir", None) is None:  # read at run time: $NLUE_RESULTS_DIR may be set meanwhile
+        args.results_dir = default_results_dir()
+    return args.action(args)

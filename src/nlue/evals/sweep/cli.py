@@ -1,0 +1,242 @@
+"""`nlue sweep ROSTER`: models x benchmarks x settings, each cell a call of an nlue sub-command.
+
+    nlue sweep --list                              the rosters that come with nlue (the papers' models, tiny)
+    nlue sweep --make-tiny-models build/tiny-models   the three tiny local models the `tiny` roster runs
+    nlue sweep tiny --dry-run                      the grid, its commands and what it would cost
+    nlue sweep tiny                                run it; run it again to finish what a kill interrupted
+    nlue sweep my-roster.yaml --dataset nlue=build/nlue --out build/sweep/mine --models xlmr muril
+
+ROSTER is a YAML file or the name of a shipped roster (`nlue sweep --list`). The whole roster is
+checked first, and every problem reported at once (file, place in the YAML, what was expected).
+Each cell runs in a child process, its output in <out>/sweep/logs/<cell>.log; a cell done before
+(its marker in <out>/sweep/done/) is skipped, a failed one is recorded and the sweep goes on
+(--stop-on-failure to stop). The sweep ends with a summary table, also written to
+<out>/results/summary.md and summary.csv. Exit codes: 0 every cell done, 1 a cell failed (its own
+code is in the summary), 2 a bad roster, 130 interrupted.
+
+roster (YAML; src/nlue/rosters/tiny.yaml is an annotated example):
+  name, out, datasets: {nlue | mcq | nediom: a built folder or Hub id; left out: the embedded sample},
+  task_files: [task files, folders or benchmark files of your own tasks; datasets: names their benchmarks too],
+  defaults: {limit, bootstrap_resamples, seed, ...: settings every run takes}
+  models: - {name, id: Hub id, folder or served name, kind: encoder | masked-lm | causal-lm | served,
+             endpoint, api_key_env, options: {dtype, concurrency, ...}, params, hub_id_guess, note, paper_name}
+  runs:   - {run: train, tasks, presets: [I .. VIII, lora], paper_hparams, seeds, epochs, learning_rate, batch_size}
+          - {run: llm nlue | llm mcq, tasks, prompt_languages: [en, native], modes, shots, max_new_tokens, choices}
+          - {run: gmet}
+          - {run: idioms, settings: [zero-shot, 5-shot, 10-shot], contexts, idiom, prompt_languages, modes, seeds}
+  every run also takes models (default: every model of a kind it runs), label, limit, bootstrap_resamples,
+  seed and args (passed to the command as they are). One cell per model and per value of modes, shots,
+  presets, settings and (train, llm mcq) tasks; both prompt languages, llm nlue's tasks and neDIOM's
+  contexts go into one call of the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from nlue.cli_lists import add_name_list, unknown_names_message
+from nlue.cli_support import add_logging_options, add_task_file_option, run_with_parser
+from nlue.errors import NlueError
+from nlue.evals.sweep.cells import START_METHODS
+from nlue.evals.sweep.grid import Cell, Cost, build_grid, cost_total, sizes_note
+from nlue.evals.sweep.roster import DATASET_KEYS, Roster, load_roster, roster_sources
+from nlue.evals.sweep.roster_runs import COMMANDS
+from nlue.text_table import text_table
+
+DEFAULT_TINY_MODELS = Path("build") / "tiny-models"
+
+
+def shipped_rosters() -> dict[str, Path]:
+    """The rosters that come with nlue, by name: ``src/nlue/rosters/<name>.yaml``."""
+    folder = Path(__file__).resolve().parents[2] / "rosters"  # src/nlue/rosters
+    return {path.stem: path for path in sorted(folder.glob("*.yaml"))}
+
+
+def roster_file(value: str) -> Path:
+    path = Path(value)
+    if path.is_file():
+        return path
+    shipped = shipped_rosters()
+    if value in shipped:
+        return shipped[value]
+    raise NlueError(f"no roster file {value!r}, and no shipped roster of that name ({', '.join(shipped)})")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nlue sweep",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("roster", nargs="?", help="a roster YAML file, or a shipped roster's name (--list)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the grid, each cell's command and the cost; load no model, write nothing")  # fmt: skip
+    parser.add_argument("--out", type=Path, help="output folder (default: the roster's out, else build/sweep/<name>)")
+    parser.add_argument("--dataset", action="append", default=[], metavar="BENCHMARK=PATH",
+                        help=f"a benchmark's dataset, replacing the roster's ({', '.join(DATASET_KEYS)}, or a "
+                        "benchmark of the roster's task_files; repeatable)")  # fmt: skip
+    add_name_list(parser, "--models", what="model", metavar="NAME", help="only these models of the roster")
+    add_task_file_option(parser)  # beside the roster's task_files: each cell that runs one of their tasks names them
+    parser.add_argument("--limit", type=int, help="every run on the first N items only (a quick look, not a score)")
+    parser.add_argument("--stop-on-failure", action="store_true", help="stop at the first failed cell")
+    parser.add_argument("--start", choices=START_METHODS, help="how a cell's process starts: fork (Linux default: "
+                        "libraries imported once) or spawn (a fresh python -m nlue.cli)")  # fmt: skip
+    parser.add_argument("--list", action="store_true", help="list the shipped rosters and exit")
+    parser.add_argument("--make-tiny-models", nargs="?", const=DEFAULT_TINY_MODELS, type=Path, metavar="DIR",
+                        help=f"write the three tiny random models the tiny roster runs (default {DEFAULT_TINY_MODELS})")  # fmt: skip
+    add_logging_options(parser, quiet_help="no progress bar; warnings and errors only")
+    return parser
+
+
+def _datasets(pairs: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value:
+            raise NlueError(f"--dataset expects BENCHMARK=PATH, e.g. nlue=build/nlue (got {pair!r})")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _select(roster: Roster, models: Sequence[str] | None, limit: int | None) -> Roster:
+    if limit is not None and limit < 1:
+        raise NlueError(f"--limit must be at least 1, got {limit}")
+    runs = roster.runs
+    if limit is not None:
+        runs = tuple(dataclasses.replace(r, settings={**r.settings, "limit": limit}) for r in runs)
+    if models:
+        names = [m.name for m in roster.models]
+        unknown = [m for m in models if m not in names]
+        if unknown:  # the roster's models are known only now, after the parser split the list
+            raise NlueError("--models: " + unknown_names_message(unknown, names, "model", where="in the roster"))
+        kept = tuple(m for m in roster.models if m.name in models)
+        return dataclasses.replace(roster, models=kept, runs=runs)
+    return dataclasses.replace(roster, runs=runs)
+
+
+def _cost_text(cost: Cost) -> str:
+    parts = []
+    if cost.trainings:
+        parts.append(f"{cost.trainings:,} training{'s' if cost.trainings > 1 else ''}")
+    if cost.requests:
+        parts.append(f"{cost.requests:,} requests" + (f" ({cost.served_requests:,} to endpoints)"
+                                                       if cost.served_requests else ""))  # fmt: skip
+    if cost.gmet_items:
+        parts.append(f"{cost.gmet_items:,} GMET items")
+    return ", ".join(parts) + ("*" if cost.estimated else "") or "-"
+
+
+def print_dry_run(roster: Roster, cells: Sequence[Cell]) -> None:
+    from nlue.evals.sweep.run import SweepState
+
+    state = SweepState(roster.out)
+    rows = [["#", "state", "model", "command", "setting", "cost"]]
+    commands = []
+    for number, cell in enumerate(cells, start=1):
+        rows.append([str(number), state.status(cell), cell.model, cell.command, cell.setting, _cost_text(cell.cost)])
+        commands.append(f"{number:>3}  nlue {shlex.join(cell.argv)}")
+    print(f"roster {roster.name} ({roster.path}): {len(roster.models)} models, {len(cells)} cells, out {roster.out}")
+    models = [["model", "kind", "id", "params", "where the id comes from"]]
+    for m in roster.models:
+        source = "our guess at the paper's checkpoint" if m.hub_id_guess else ("an API" if m.endpoint else "as given")
+        models.append([m.name, m.kind, m.id + (f" at {m.endpoint}" if m.endpoint else ""), m.params or "", source])
+    print(text_table(models) + "\n")
+    print(text_table(rows))
+    print("\ncommands:")
+    print("\n".join(commands))
+    total = cost_total(cells)
+    todo = [c for c in cells if state.status(c) != "done"]
+    print(f"\ncost of the whole grid: {_cost_text(total)}")
+    print(f"still to run: {len(todo)} of {len(cells)} cells, {_cost_text(cost_total(todo))}")
+    print("trainings count each seed; log-likelihood requests one per label or choice, generation one per item, "
+          "each prompt language apart")  # fmt: skip
+    used = {COMMANDS[c.command].benchmark for c in cells}
+    print(f"items from: {sizes_note({k: v for k, v in roster.datasets.items() if k in used} or dict.fromkeys(used))}")
+    if total.estimated:
+        print("* some sizes are the paper's test sizes: a Hub dataset is not downloaded for a dry run")
+    if total.probed:
+        print("mode auto on a served model: one probe request decides; counted here as generation")
+    served = sorted(
+        {(m.name, m.endpoint) for m in roster.models if m.endpoint and any(c.model == m.name for c in cells)}
+    )
+    for name, endpoint in served:
+        print(f"{name}: requests go to {endpoint}")
+    print("dry run: no model was loaded and nothing was written")
+
+
+def make_tiny_models(folder: Path) -> None:
+    from nlue.lm.tiny import save_tiny_causal_lm, save_tiny_encoder
+
+    made = {
+        "encoder": save_tiny_encoder(folder / "encoder", "bert", seed=0),
+        "masked-lm": save_tiny_encoder(folder / "masked-lm", "roberta", seed=1),
+        "causal-lm": save_tiny_causal_lm(folder / "causal-lm", "llama", seed=2),
+    }
+    for kind, path in made.items():
+        print(f"{kind:<10} {path}")
+    print("tiny random models (no pretraining): they show the tools working; their scores mean nothing")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list:
+        for name, path in shipped_rosters().items():
+            print(f"{name:<16} {path}")
+        return 0
+    if args.make_tiny_models is not None:
+        make_tiny_models(args.make_tiny_models)
+        if args.roster is None:
+            return 0
+    if args.roster is None:
+        raise NlueError("name a roster file or a shipped roster (nlue sweep --list), or --make-tiny-models")
+    from nlue.evals.sweep.run import SweepOptions
+    from nlue.registry.task_file.activate import activated_task_files
+
+    # Decided before the checks below import anything: parsing a fine-tuning cell's arguments imports
+    # transformers and torch, which runs nothing, so forking stays safe (sweep_cells.default_start).
+    options = SweepOptions(stop_on_failure=args.stop_on_failure, progress=not getattr(args, "quiet", False))
+    options.start = args.start or options.start
+    path, datasets = roster_file(args.roster), _datasets(args.dataset)
+    files, named, names = roster_sources(path, datasets)
+    # The roster's task files and those its datasets carry, registered while the roster is checked, its grid
+    # built and its scores read; each cell that runs a user's task names the files itself (--task-file).
+    with activated_task_files(files, named, names, environ={}):
+        return _run_roster(args, path, datasets, options)
+
+
+def _run_roster(args: argparse.Namespace, path: Path, datasets: dict[str, str], options: Any) -> int:
+    from nlue.evals.sweep.run import run_sweep
+
+    roster = load_roster(path, args.out, datasets)
+    if args.task_file:
+        roster = dataclasses.replace(roster, task_files=(*roster.task_files, *map(str, args.task_file)))
+    roster = _select(roster, args.models, args.limit)
+    cells = build_grid(roster)
+    from nlue.evals.sweep.check import check_cells
+
+    check_cells(cells, str(roster.path), [run.where for run in roster.runs if run.args])
+    if args.dry_run:
+        print_dry_run(roster, cells)
+        return 0
+    from nlue.evals.sweep.summary import collect_scores, console_summary, write_summary
+
+    outcome = run_sweep(cells, roster.out, options)
+    results = roster.out / "results"
+    scores = collect_scores(outcome, results)
+    written = write_summary(results, roster.name, outcome, scores)
+    print(console_summary(roster.name, outcome, scores))
+    print(f"summary: {', '.join(map(str, written))}; cell logs: {roster.out / 'sweep' / 'logs'}")
+    if outcome.interrupted:
+        print("interrupted: run the same command again to go on")
+        return 130
+    return 1 if outcome.count("failed") else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `nlue sweep` with ``argv``; return the exit status."""
+    return run_with_parser("sweep", build_parser, argv, run)
