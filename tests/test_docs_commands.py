@@ -18,23 +18,25 @@ from tests.docs_blocks import DOCS, MARK, ROOT, pages_with_blocks, run_page, run
 PAGES = pages_with_blocks()
 
 
-# What the test suite itself writes into the repository while it runs, on other workers at the same time as a
-# page's commands (the screenshots and pages tests save for people to look at, pytest's cache): not the commands'.
-SUITE_OUTPUT = ("test-artifacts", ".pytest_cache")
+# What the test suite itself writes into the checkout while it runs, on other workers at the same time as a
+# page's commands (the screenshots and pages tests save for people to look at, pytest's cache), and the virtual
+# environment the suite runs in (libraries write caches beside their code): not the repository's files.
+NOT_THE_REPOSITORY = ("test-artifacts", ".pytest_cache", ".venv")
 
 
 def _repository_state() -> tuple[list[str], list[str]]:
     """Files git does not track (new or ignored), and the top-level entries: what a command writing here would add."""
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored"], cwd=ROOT,
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored", "--", ".",
+                             *(f":!{name}" for name in NOT_THE_REPOSITORY)], cwd=ROOT,
                             capture_output=True, text=True, check=False).stdout  # fmt: skip
     added = sorted(
         line
         for line in status.splitlines()
         if line.startswith(("??", "!!"))
         and "__pycache__" not in line
-        and not line[3:].strip('"').startswith(tuple(f"{name}/" for name in SUITE_OUTPUT))
+        and not line[3:].strip('"').startswith(tuple(f"{name}/" for name in NOT_THE_REPOSITORY))
     )
-    return added, sorted(path.name for path in ROOT.iterdir() if path.name not in SUITE_OUTPUT)
+    return added, sorted(path.name for path in ROOT.iterdir() if path.name not in NOT_THE_REPOSITORY)
 
 
 def test_the_guides_mark_blocks_and_only_bash_or_python() -> None:
@@ -66,4 +68,7 @@ def test_every_runnable_block_runs_as_written(page: Path, tmp_path: Path) -> Non
     expected = sum(len(shell_lines(b.code)) if b.language == "bash" else 1 for b in runnable_blocks(page))
     assert len(ran) == expected
     print(f"{page.name}: {len(ran)} commands in {time.perf_counter() - started:.1f} s")
-    assert _repository_state() == before, "a documented command wrote into the repository"
+    after = _repository_state()
+    added = sorted(set(after[0]) - set(before[0])) + sorted(set(after[1]) - set(before[1]))
+    removed = sorted(set(before[0]) - set(after[0])) + sorted(set(before[1]) - set(after[1]))
+    assert after == before, f"a documented command wrote into the repository: added {added[:20]}, gone {removed[:20]}"
