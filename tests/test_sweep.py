@@ -336,19 +336,6 @@ def test_a_failed_cell_is_recorded_and_the_sweep_goes_on_or_stops(tmp_path: Path
     assert "## Cells without results" in (out / "results" / "summary.md").read_text(encoding="utf-8")
 
 
-def test_one_sweep_at_a_time_on_one_folder(tmp_path: Path, builds, capsys: pytest.CaptureFixture[str]) -> None:
-    from nlue.evals.sweep.run import SweepState
-
-    (tmp_path / "mlm").mkdir()
-    roster = {"datasets": {"nlue": str(builds["nlue"])},
-              "models": [{"name": "m", "id": str(tmp_path / "mlm"), "kind": "masked-lm"}], "runs": [{"run": "gmet"}]}  # fmt: skip
-    path = tmp_path / "r.yaml"
-    path.write_text(yaml.safe_dump(roster), encoding="utf-8")
-    with SweepState(tmp_path / "out").lock():
-        assert main(["sweep", str(path), "--out", str(tmp_path / "out"), "--start", "spawn", "-q"]) == EXIT_INPUT
-    assert f"another nlue sweep (pid {os.getpid()}) is running on {tmp_path / 'out'}" in capsys.readouterr().err
-
-
 def test_a_done_cell_whose_results_were_removed_or_rewritten_is_to_run_again(
     swept: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:

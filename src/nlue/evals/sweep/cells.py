@@ -75,7 +75,7 @@ def _child(argv: Sequence[str], log: Path, parent: int, keep_fds: Sequence[int])
     code = 3
     try:
         _die_with_parent(parent)
-        for fd in keep_fds:  # the sweep's lock stays the sweep's
+        for fd in keep_fds:  # the sweep's claim stays the sweep's (the cell dies with it)
             os.close(fd)
         out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         os.dup2(out, 1)

@@ -5,13 +5,18 @@
     nlue sweep tiny --dry-run                      the grid, its commands and what it would cost
     nlue sweep tiny                                run it; run it again to finish what a kill interrupted
     nlue sweep my-roster.yaml --dataset nlue=build/nlue --out build/sweep/mine --models xlmr muril
+    nlue sweep tiny --shard 2/3                    only shard 2 of 3 (one job of a Slurm array, one Ray task)
+    nlue sweep tiny --collect                      once every shard has ended: the whole grid's summary
 
 ROSTER is a YAML file or the name of a shipped roster (`nlue sweep --list`). The whole roster is
 checked first, and every problem reported at once (file, place in the YAML, what was expected).
 Each cell runs in a child process, its output in <out>/sweep/logs/<cell>.log; a cell done before
 (its marker in <out>/sweep/done/) is skipped, a failed one is recorded and the sweep goes on
 (--stop-on-failure to stop). The sweep ends with a summary table, also written to
-<out>/results/summary.md and summary.csv. Exit codes: 0 every cell done, 1 a cell failed (its own
+<out>/results/summary.md and summary.csv. Jobs may run into one --out at once (--shard K/N cuts the
+grid into N parts by cost; each job claims a results group, one model in one run, before running it,
+and passes over a group a live job holds; a killed job's groups are free at once): --collect then
+writes the whole grid's summary. Exit codes: 0 every cell done, 1 a cell failed (its own
 code is in the summary), 2 a bad roster, 130 interrupted.
 
 roster (YAML; src/nlue/rosters/tiny.yaml is an annotated example):
@@ -46,6 +51,7 @@ from nlue.evals.sweep.cells import START_METHODS
 from nlue.evals.sweep.grid import Cell, Cost, build_grid, cost_total, sizes_note
 from nlue.evals.sweep.roster import DATASET_KEYS, Roster, load_roster, roster_sources
 from nlue.evals.sweep.roster_runs import COMMANDS
+from nlue.evals.sweep.shards import parse_shard, partition, shard_cells, work
 from nlue.text_table import text_table
 
 DEFAULT_TINY_MODELS = Path("build") / "tiny-models"
@@ -87,6 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--stop-on-failure", action="store_true", help="stop at the first failed cell")
     parser.add_argument("--start", choices=START_METHODS, help="how a cell's process starts: fork (Linux default: "
                         "libraries imported once) or spawn (a fresh python -m nlue.cli)")  # fmt: skip
+    parser.add_argument("--shard", metavar="K/N", help="run only shard K of N: the roster's cells cut into N parts "
+                        "by their cost, the same on every machine (a Slurm array task, a Ray task); jobs may share "
+                        "one --out. With --dry-run: list the shards and shard K's cells")  # fmt: skip
+    parser.add_argument("--collect", action="store_true", help="run nothing: gather what the jobs (shards) left in "
+                        "--out, write the summary of the whole grid and print it; exit 1 while a cell is not done")  # fmt: skip
     parser.add_argument("--list", action="store_true", help="list the shipped rosters and exit")
     parser.add_argument("--make-tiny-models", nargs="?", const=DEFAULT_TINY_MODELS, type=Path, metavar="DIR",
                         help=f"write the three tiny random models the tiny roster runs (default {DEFAULT_TINY_MODELS})")  # fmt: skip
@@ -170,6 +181,18 @@ def print_dry_run(roster: Roster, cells: Sequence[Cell]) -> None:
     print("dry run: no model was loaded and nothing was written")
 
 
+def print_shards(cells: Sequence[Cell], shard: int, count: int) -> None:
+    """Each shard's size and work, this job's marked: the partition every job computes alike."""
+    rows = [["shard", "cells", "results groups", "work"]]
+    for number, part in enumerate(partition(cells, count), start=1):
+        groups = len({c.results_name for c in part})
+        mark = " <- this job" if number == shard else ""
+        rows.append([f"{number}/{count}{mark}", str(len(part)), str(groups), f"{sum(work(c) for c in part):,}"])
+    print(text_table(rows))
+    print("work: model requests, plus 1,000 per fine-tuning and 7 per GMET item; a results group (one model in one "
+          "run) is never split\n")  # fmt: skip
+
+
 def make_tiny_models(folder: Path) -> None:
     from nlue.lm.tiny import save_tiny_causal_lm, save_tiny_encoder
 
@@ -220,21 +243,40 @@ def _run_roster(args: argparse.Namespace, path: Path, datasets: dict[str, str], 
     from nlue.evals.sweep.check import check_cells
 
     check_cells(cells, str(roster.path), [run.where for run in roster.runs if run.args])
+    if args.collect and (args.shard or args.dry_run):
+        raise NlueError("--collect runs nothing and reads the whole grid: give it without --shard and --dry-run")
+    shard = parse_shard(args.shard) if args.shard else None
+    if shard is not None:
+        print_shards(cells, *shard)
+        cells = shard_cells(cells, *shard)
     if args.dry_run:
         print_dry_run(roster, cells)
         return 0
     from nlue.evals.sweep.summary import collect_scores, console_summary, write_summary
 
-    outcome = run_sweep(cells, roster.out, options)
+    if args.collect:
+        from nlue.evals.sweep.run import collected
+
+        outcome = collected(cells, roster.out)
+    else:
+        outcome = run_sweep(cells, roster.out, options)
     results = roster.out / "results"
     scores = collect_scores(outcome, results)
-    written = write_summary(results, roster.name, outcome, scores)
-    print(console_summary(roster.name, outcome, scores))
-    print(f"summary: {', '.join(map(str, written))}; cell logs: {roster.out / 'sweep' / 'logs'}")
+    name = roster.name + (f" (shard {shard[0]}/{shard[1]})" if shard else "")
+    print(console_summary(name, outcome, scores))
+    if shard is None:  # a shard's summary would be a part of the grid's: --collect writes the whole one
+        written = write_summary(results, roster.name, outcome, scores)
+        print(f"summary: {', '.join(map(str, written))}; cell logs: {roster.out / 'sweep' / 'logs'}")
+    else:
+        print(f"cell logs: {roster.out / 'sweep' / 'logs'}; once every shard has ended, the whole grid's summary: "
+              f"nlue sweep {shlex.quote(str(args.roster))} --out {shlex.quote(str(roster.out))} --collect")  # fmt: skip
     if outcome.interrupted:
         print("interrupted: run the same command again to go on")
         return 130
-    return 1 if outcome.count("failed") else 0
+    unfinished = len(outcome.outcomes) - outcome.count("done") - outcome.count("ran") - outcome.count("failed")
+    if args.collect and unfinished:
+        print(f"{unfinished} cells not done yet: a job is still running them, or run their shard again")
+    return 1 if outcome.count("failed") or (args.collect and unfinished) else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,7 +8,16 @@ A sweep writes under the roster's ``out`` folder::
                           nlue_results.json must not count twice on a leaderboard)
     sweep/done/<id>.json  a cell's marker, written atomically once the cell has succeeded: its argv,
                           exit code, time and the results files it wrote
-    sweep/failed/<id>.json, sweep/logs/<id>.log, sweep/lock
+    sweep/failed/<id>.json, sweep/logs/<id>.log
+    sweep/claims/<group>.lock   held by the job running that results group's cells
+
+Several jobs may run into one ``out`` folder at once (the shards of ``--shard K/N``, or a rerun beside a
+running sweep): each claims a results group (the cells writing one results folder name,
+:mod:`nlue.evals.sweep.shards`) before running its cells and passes over a group another live job holds.
+A claim is an exclusive ``flock`` on the group's lock file, which the kernel lets go when the holding
+process ends however it ends, so a killed job's groups are taken over by the next job that reaches them.
+(``flock`` reaches across machines on NFSv4, Lustre and GPFS mounts that support it; where it does not,
+give each job its own ``--out``.)
 
 A rerun skips every cell with a marker. A cell killed half-way has none and runs again; its
 command's own resume (LLM answers from the journal, a fine-tuning from its last checkpoint) makes
@@ -17,31 +26,34 @@ that cheap. A failed cell is recorded and the sweep goes on (``stop_on_failure``
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
+import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from nlue.errors import NlueError
 from nlue.evals.sweep.cells import default_start, last_error, preload, run_cell
 from nlue.evals.sweep.grid import RESULTS, STATE, Cell
+from nlue.evals.sweep.shards import results_groups
 from nlue.results import write_json_atomic
 
 logger = logging.getLogger(__name__)
 
 DONE, FAILED, TO_RUN, NOT_RUN, RAN = "done", "failed", "to run", "not run", "ran"
+ELSEWHERE = "running elsewhere"  # its results group is claimed by another live job
 
 
 @dataclass
 class CellOutcome:
     cell: Cell
-    status: str  # RAN, DONE (skipped: done before), FAILED, NOT_RUN (after a stop or an interrupt)
+    status: str  # RAN, DONE (skipped: done before), FAILED, NOT_RUN (after a stop or an interrupt), ELSEWHERE
     exit_code: int | None = None
     seconds: float = 0.0
     message: str = ""
@@ -59,7 +71,7 @@ class SweepOutcome:
 
 
 class SweepState:
-    """The sweep's own records under ``<out>/sweep``: markers, failures, logs, the lock."""
+    """The sweep's own records under ``<out>/sweep``: markers, failures, logs, the claims."""
 
     def __init__(self, out: Path) -> None:
         self.out = Path(out)
@@ -96,28 +108,40 @@ class SweepState:
         except (OSError, json.JSONDecodeError):
             return None
 
+    def claim_path(self, results_name: str) -> Path:
+        digest = hashlib.sha256(results_name.encode("utf-8")).hexdigest()[:16]
+        return self.root / "claims" / f"{digest}.lock"
+
     @contextmanager
-    def lock(self):
-        """One sweep at a time on one folder: a second would run the same cells into the same files."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.root / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    def claim(self, results_name: str) -> Iterator[int | None]:
+        """Hold the results group ``results_name`` while the block runs (module docstring): yields the claim's
+        file descriptor, or None when another live process holds the group."""
+        path = self.claim_path(results_name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             try:
                 import fcntl
 
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except ImportError:  # no fcntl (Windows): no lock
+            except ImportError:  # no fcntl (Windows): no claims; give each job its own --out
                 pass
             except OSError:
-                holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
-                raise NlueError(f"another nlue sweep (pid {holder}) is running on {self.out}; wait for it to end "
-                                "or give this one another out folder") from None  # fmt: skip
+                yield None
+                return
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)
-            os.write(fd, str(os.getpid()).encode())
+            os.write(fd, f"{socket.gethostname()} pid {os.getpid()}: {results_name}\n".encode())
             yield fd
         finally:
-            os.close(fd)  # closing the descriptor releases the lock
+            os.close(fd)  # closing the descriptor lets the claim go
+
+    def holder(self, results_name: str) -> str:
+        """Who holds the group's claim, as the holder wrote it ("host pid N: group")."""
+        try:
+            return self.claim_path(results_name).read_text(encoding="utf-8", errors="replace").strip()[:200]
+        except OSError:
+            return "?"
 
 
 def _files(root: Path) -> dict[str, tuple[int, int]]:
@@ -131,10 +155,19 @@ def _files(root: Path) -> dict[str, tuple[int, int]]:
     return found
 
 
-def _written_results(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> list[str]:
-    """Results files (``*.json`` outside journals/) new or rewritten between two listings."""
-    return sorted(p for p, stamp in after.items()
-                  if p.endswith(".json") and not p.startswith("journals/") and before.get(p) != stamp)  # fmt: skip
+def _in_group(path: str, results_name: str) -> bool:
+    """Whether results file ``path`` is in a folder the group ``results_name`` writes: the name itself, the name
+    with a setting (``<name>__en-0shot-generate``) or with a limit (``<name>-limit8``)."""
+    folder = path.split("/", 1)[0]
+    return folder == results_name or folder.startswith((f"{results_name}__", f"{results_name}-limit"))
+
+
+def _written_results(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]],
+                     results_name: str) -> list[str]:  # fmt: skip
+    """Results files (``*.json`` outside journals/) of the group's folders, new or rewritten between two listings
+    (another job's cells, running meanwhile into the same tree, write other groups' folders)."""
+    return sorted(p for p, stamp in after.items() if p.endswith(".json") and not p.startswith("journals/")
+                  and before.get(p) != stamp and _in_group(p, results_name))  # fmt: skip
 
 
 def _now() -> str:
@@ -148,7 +181,7 @@ def _run_one(cell: Cell, state: SweepState, start: str, keep_fds: Sequence[int])
     code = run_cell(cell.argv, log, start, keep_fds)
     seconds = round(time.perf_counter() - began, 3)
     after = _files(state.results)
-    written = _written_results(before, after)
+    written = _written_results(before, after, cell.results_name)
     record = {"cell": cell.id, "label": cell.label, "model": cell.model, "command": cell.command,
               "setting": cell.setting, "argv": ["nlue", *cell.argv], "exit_code": code, "seconds": seconds,
               "finished": _now(), "results": written, "log": str(log.relative_to(state.out)),
@@ -172,7 +205,8 @@ class SweepOptions:
 
 
 def run_sweep(cells: Sequence[Cell], out: Path, options: SweepOptions | None = None) -> SweepOutcome:
-    """Run every cell of ``cells`` that is not done, in order; a progress bar over the whole grid."""
+    """Run every cell of ``cells`` that is not done, a results group at a time (each claimed first, and passed
+    over while another job holds it); a progress bar over the whole grid."""
     options = options or SweepOptions()
     state = SweepState(out)
     began = time.perf_counter()
@@ -180,37 +214,76 @@ def run_sweep(cells: Sequence[Cell], out: Path, options: SweepOptions | None = N
     todo = [c for c in cells if state.status(c) != DONE]
     for cell in cells:
         if cell not in todo:
-            marker = state.read(cell) or {}
-            outcomes.append(CellOutcome(cell, DONE, 0, marker.get("seconds", 0.0), results=marker.get("results", [])))
+            outcomes.append(_done_before(cell, state))
     logger.info("%d cells: %d done before, %d to run", len(cells), len(cells) - len(todo), len(todo))
-    interrupted = False
-    with state.lock() as lock_fd, _bar(options.progress, len(cells), len(cells) - len(todo)) as bar:
+    stopped = interrupted = False
+    with _bar(options.progress, len(cells), len(cells) - len(todo)) as bar:
         if todo and options.start == "fork":
             preload([c.command.split()[0] for c in todo])
-        for position, cell in enumerate(todo):
-            bar.set_postfix_str(cell.label)
-            logger.debug("cell %s: %s", cell.id, cell.label)
-            try:
-                outcome = _run_one(cell, state, options.start, [lock_fd])
-            except KeyboardInterrupt:
-                interrupted = True
-                outcomes.extend(CellOutcome(c, NOT_RUN) for c in todo[position:])
-                break
-            outcomes.append(outcome)
-            if outcome.exit_code == 130:  # the cell was interrupted: so is the sweep
-                interrupted = True
-                outcomes.extend(CellOutcome(c, NOT_RUN) for c in todo[position + 1 :])
-                break
-            bar.update(1)
-            if outcome.status == FAILED:
-                logger.warning("%s failed (exit %d): %s; log: %s", cell.label, outcome.exit_code, outcome.message,
-                               state.log(cell))  # fmt: skip
-                if options.stop_on_failure:
-                    outcomes.extend(CellOutcome(c, NOT_RUN) for c in todo[position + 1 :])
-                    break
+        for name, group in results_groups(todo).items():
+            if stopped:
+                outcomes.extend(CellOutcome(c, NOT_RUN) for c in group)
+                continue
+            with state.claim(name) as claim:
+                if claim is None:
+                    holder = state.holder(name)
+                    logger.info("%s: held by another job (%s); passed over", name, holder)
+                    outcomes.extend(CellOutcome(c, ELSEWHERE, message=holder) for c in group)
+                    bar.update(len(group))
+                    continue
+                for position, cell in enumerate(group):
+                    if state.status(cell) == DONE:  # done by another job between the listing and the claim
+                        outcomes.append(_done_before(cell, state))
+                        bar.update(1)
+                        continue
+                    bar.set_postfix_str(cell.label)
+                    logger.debug("cell %s: %s", cell.id, cell.label)
+                    try:
+                        outcome = _run_one(cell, state, options.start, [claim])
+                    except KeyboardInterrupt:
+                        interrupted = stopped = True
+                        outcomes.extend(CellOutcome(c, NOT_RUN) for c in group[position:])
+                        break
+                    outcomes.append(outcome)
+                    if outcome.exit_code == 130:  # the cell was interrupted: so is the sweep
+                        interrupted = stopped = True
+                        outcomes.extend(CellOutcome(c, NOT_RUN) for c in group[position + 1 :])
+                        break
+                    bar.update(1)
+                    if outcome.status == FAILED:
+                        logger.warning("%s failed (exit %d): %s; log: %s", cell.label, outcome.exit_code,
+                                       outcome.message, state.log(cell))  # fmt: skip
+                        if options.stop_on_failure:
+                            stopped = True
+                            outcomes.extend(CellOutcome(c, NOT_RUN) for c in group[position + 1 :])
+                            break
     order = {c.id: i for i, c in enumerate(cells)}
     outcomes.sort(key=lambda o: order[o.cell.id])
     return SweepOutcome(outcomes, round(time.perf_counter() - began, 3), interrupted)
+
+
+def _done_before(cell: Cell, state: SweepState) -> CellOutcome:
+    marker = state.read(cell) or {}
+    return CellOutcome(cell, DONE, 0, marker.get("seconds", 0.0), results=marker.get("results", []))
+
+
+def collected(cells: Sequence[Cell], out: Path) -> SweepOutcome:
+    """The grid's state as the jobs left it, nothing run (``--collect``): done cells with their results, failed
+    cells with their reason, the rest not run. A collection takes no claim (a job starting meanwhile must not
+    find its group held), so a cell still running in a job counts as not run until it is done."""
+    state = SweepState(out)
+    outcomes = []
+    for cell in cells:
+        status = state.status(cell)
+        if status == DONE:
+            outcomes.append(_done_before(cell, state))
+        elif status == FAILED:
+            record = state.read(cell, FAILED) or {}
+            outcomes.append(CellOutcome(cell, FAILED, record.get("exit_code"), record.get("seconds", 0.0),
+                                        record.get("message", ""), record.get("results", [])))  # fmt: skip
+        else:
+            outcomes.append(CellOutcome(cell, NOT_RUN))
+    return SweepOutcome(outcomes, 0.0)
 
 
 class _NoBar:

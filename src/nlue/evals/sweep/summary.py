@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nlue.evals.sweep.run import DONE, FAILED, NOT_RUN, RAN, SweepOutcome
+from nlue.evals.sweep.run import DONE, ELSEWHERE, FAILED, NOT_RUN, RAN, SweepOutcome
 from nlue.results import read_results
 from nlue.text.safe import csv_row
 from nlue.text_table import text_table
@@ -123,20 +123,23 @@ def _problems(outcome: SweepOutcome) -> list[str]:
             lines.append(f"FAILED (exit {o.exit_code}) {o.cell.label}: {o.message}")
         elif o.status == NOT_RUN:
             lines.append(f"not run {o.cell.label}")
+        elif o.status == ELSEWHERE:
+            lines.append(f"running elsewhere {o.cell.label} ({o.message})")
     return lines
 
 
 def _counts(outcome: SweepOutcome) -> str:
+    elsewhere = f", {outcome.count(ELSEWHERE)} running elsewhere" if outcome.count(ELSEWHERE) else ""
     return (f"{len(outcome.outcomes)} cells: {outcome.count(RAN)} ran, {outcome.count(DONE)} skipped (done before), "
-            f"{outcome.count(FAILED)} failed, {outcome.count(NOT_RUN)} not run; {outcome.seconds:.1f} s")  # fmt: skip
+            f"{outcome.count(FAILED)} failed, {outcome.count(NOT_RUN)} not run{elsewhere}; "
+            f"{outcome.seconds:.1f} s")  # fmt: skip
 
 
 def _state(outcome: SweepOutcome) -> str:
     """The grid's state, the same however many runs it took (summary.md must not differ after a resume)."""
     done = outcome.count(RAN) + outcome.count(DONE)
-    return (
-        f"{len(outcome.outcomes)} cells: {done} done, {outcome.count(FAILED)} failed, {outcome.count(NOT_RUN)} not run"
-    )
+    not_run = outcome.count(NOT_RUN) + outcome.count(ELSEWHERE)
+    return f"{len(outcome.outcomes)} cells: {done} done, {outcome.count(FAILED)} failed, {not_run} not run"
 
 
 def _metrics_note(scores: Sequence[Score]) -> str:
