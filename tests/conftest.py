@@ -168,6 +168,7 @@ LONG_FIRST = (
     "tests/test_docs_commands.py::test_every_runnable_block_runs_as_written[guides/llm.md]",
     "tests/test_docs_commands.py::test_every_runnable_block_runs_as_written[guides/own-task.md]",
     "tests/test_sweep.py",
+    "tests/test_sweep_shards.py",
     "tests/test_gpu_suite.py",
     "tests/test_docs_commands.py::test_every_runnable_block_runs_as_written[guides/nediom.md]",
     "tests/test_served_benchmarks.py",
