@@ -7,7 +7,9 @@ array tasks into one folder, one killed and run again, then collected, against t
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -149,10 +151,8 @@ def masked_lms(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {name: save_tiny_encoder(folder / name, "roberta", seed=i) for i, name in enumerate(MODELS)}
 
 
-def _results(out: Path) -> dict[str, bytes]:
-    """The results files, less what differs between two runs of one cell (timings, dates, the output folder)."""
-    import json
-
+def _results(out: Path) -> dict[str, tuple]:
+    """The numbers of each results file (what two runs of one cell must agree on; dates and timings differ)."""
     found = {}
     for path in sorted((out / "results").glob("*/*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -196,6 +196,38 @@ def test_two_shards_into_one_folder_one_killed_and_rerun_collect_to_the_unsharde
     assert all(name in summary for name in MODELS)
     assert (shared / "results" / "summary.md").is_file()
     assert _results(shared) == _results(whole) and len(_results(whole)) == len(MODELS)
+
+    # Jobs that ran into folders of their own: gathered into a third. Every cell is done in both, with the same
+    # numbers and per-item predictions, so each is taken once.
+    gathered = tmp_path / "gathered"
+    stdout = _finished(_sweep(str(roster), "--out", str(gathered), "--collect", "--from", str(shared), "--from",
+                              str(whole), cwd=tmp_path))  # fmt: skip
+    assert f"gathered 4 done cells into {gathered}" in stdout and "4 skipped (done before)" in stdout
+    assert _results(gathered) == _results(whole)
+    assert sorted(p.name for p in (gathered / "results").glob("*/*.predictions.jsonl")) == sorted(
+        p.name for p in (whole / "results").glob("*/*.predictions.jsonl")
+    )
+    # The same cell with another score elsewhere: refused, every such cell named, nothing gathered.
+    edited = tmp_path / "edited"
+    shutil.copytree(whole, edited)
+    changed = sorted((edited / "results").glob("mlm-b*/*.json"))[0]
+    data = json.loads(changed.read_text(encoding="utf-8"))
+    data["primary_score"] = 0.99
+    changed.write_text(json.dumps(data), encoding="utf-8")
+    relative = changed.relative_to(edited / "results").as_posix()
+    for marker in (edited / "sweep" / "done").glob("*.json"):  # as if that run had written this file
+        record = json.loads(marker.read_text(encoding="utf-8"))
+        if relative in record["results"]:
+            record["stamps"][relative] = [changed.stat().st_mtime_ns, changed.stat().st_size]
+            marker.write_text(json.dumps(record), encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    process = _sweep(str(roster), "--out", str(elsewhere), "--collect", "--from", str(whole), "--from", str(edited),
+                     cwd=tmp_path)  # fmt: skip
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == EXIT_INPUT, stderr
+    assert "1 cells were run twice with different results; nothing was gathered" in stderr
+    assert "mlm-b · gmet" in stderr and "other numbers in" in stderr
+    assert not list(elsewhere.glob("sweep/done/*.json")) and not list(elsewhere.glob("results/*/*.json"))
 
 
 def test_collect_refuses_a_shard(tmp_path: Path, sample_build) -> None:

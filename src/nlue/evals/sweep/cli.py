@@ -7,6 +7,7 @@
     nlue sweep my-roster.yaml --dataset nlue=build/nlue --out build/sweep/mine --models xlmr muril
     nlue sweep tiny --shard 2/3                    only shard 2 of 3 (one job of a Slurm array, one Ray task)
     nlue sweep tiny --collect                      once every shard has ended: the whole grid's summary
+    nlue sweep tiny --collect --from job1 --from job2   ... of jobs that ran into folders of their own
 
 ROSTER is a YAML file or the name of a shipped roster (`nlue sweep --list`). The whole roster is
 checked first, and every problem reported at once (file, place in the YAML, what was expected).
@@ -98,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "one --out. With --dry-run: list the shards and shard K's cells")  # fmt: skip
     parser.add_argument("--collect", action="store_true", help="run nothing: gather what the jobs (shards) left in "
                         "--out, write the summary of the whole grid and print it; exit 1 while a cell is not done")  # fmt: skip
+    parser.add_argument("--from", dest="sources", action="append", type=Path, default=[], metavar="DIR",
+                        help="with --collect: first gather the cells done in DIR, the --out of a job that ran into "
+                        "a folder of its own (repeatable); a cell done twice must give the same numbers")  # fmt: skip
     parser.add_argument("--list", action="store_true", help="list the shipped rosters and exit")
     parser.add_argument("--make-tiny-models", nargs="?", const=DEFAULT_TINY_MODELS, type=Path, metavar="DIR",
                         help=f"write the three tiny random models the tiny roster runs (default {DEFAULT_TINY_MODELS})")  # fmt: skip
@@ -245,6 +249,8 @@ def _run_roster(args: argparse.Namespace, path: Path, datasets: dict[str, str], 
     check_cells(cells, str(roster.path), [run.where for run in roster.runs if run.args])
     if args.collect and (args.shard or args.dry_run):
         raise NlueError("--collect runs nothing and reads the whole grid: give it without --shard and --dry-run")
+    if args.sources and not args.collect:
+        raise NlueError("--from names the folders --collect gathers from: give it with --collect")
     shard = parse_shard(args.shard) if args.shard else None
     if shard is not None:
         print_shards(cells, *shard)
@@ -255,8 +261,12 @@ def _run_roster(args: argparse.Namespace, path: Path, datasets: dict[str, str], 
     from nlue.evals.sweep.summary import collect_scores, console_summary, write_summary
 
     if args.collect:
+        from nlue.evals.sweep.gather import gather
         from nlue.evals.sweep.run import collected
 
+        if args.sources:
+            count = gather(cells, roster.out, args.sources)
+            print(f"gathered {count} done cells into {roster.out} from {', '.join(map(str, args.sources))}")
         outcome = collected(cells, roster.out)
     else:
         outcome = run_sweep(cells, roster.out, options)

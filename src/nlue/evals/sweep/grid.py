@@ -13,8 +13,10 @@ are cells of their own.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,14 +73,24 @@ class Cell:
     row: str  # the setting without the task: a row of the summary ("preset I, 2 seeds")
     cost: Cost = field(default_factory=Cost, compare=False)
     writes: frozenset[tuple[Any, ...]] = frozenset()  # what it writes, to find two cells writing one place
+    out: str = field(default="", compare=False)  # the sweep's output folder, which the argv names
 
     @property
     def id(self) -> str:
-        return hashlib.sha256(json.dumps(self.argv, ensure_ascii=False).encode("utf-8")).hexdigest()[:12]
+        """The cell's name in the sweep's records: its command, with the output folder left out (the same cell
+        run by a job into another folder has the same id, so that ``--collect --from`` finds it)."""
+        argv = [_placeholder(a, self.out) for a in self.argv] if self.out else list(self.argv)
+        return hashlib.sha256(json.dumps(argv, ensure_ascii=False).encode("utf-8")).hexdigest()[:12]
 
     @property
     def label(self) -> str:
         return f"{self.model} · {self.command} · {self.setting}"
+
+
+def _placeholder(argument: str, out: str) -> str:
+    if argument == out or argument.startswith((f"{out}/", f"{out}{os.sep}")):
+        return "<out>" + argument[len(out) :]
+    return argument
 
 
 def _option_flag(key: str) -> str:
@@ -322,7 +334,7 @@ def build_grid(roster: Roster, sizes: Sizes | None = None) -> list[Cell]:
     if not cells:
         problems.add("runs", "no model runs anything: check each run's models and the models' kinds")
     problems.raise_if_any()
-    return cells
+    return [dataclasses.replace(cell, out=str(roster.out)) for cell in cells]
 
 
 def cost_total(cells: list[Cell]) -> Cost:
