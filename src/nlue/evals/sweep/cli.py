@@ -15,9 +15,9 @@ Each cell runs in a child process, its output in <out>/sweep/logs/<cell>.log; a 
 (its marker in <out>/sweep/done/) is skipped, a failed one is recorded and the sweep goes on
 (--stop-on-failure to stop). The sweep ends with a summary table, also written to
 <out>/results/summary.md and summary.csv. Jobs may run into one --out at once (--shard K/N cuts the
-grid into N parts by cost; each job claims a results group, one model in one run, before running it,
-and passes over a group a live job holds; a killed job's groups are free at once): --collect then
-writes the whole grid's summary. Exit codes: 0 every cell done, 1 a cell failed (its own
+grid into N parts by cost; each job claims a results group, the cells writing one results folder
+name, before running it, and passes over a group a live job holds; a killed job's groups are free at
+once): --collect then writes the whole grid's summary. Exit codes: 0 every cell done, 1 a cell failed (its own
 code is in the summary), 2 a bad roster, 130 interrupted.
 
 roster (YAML; src/nlue/rosters/tiny.yaml is an annotated example):
@@ -193,8 +193,8 @@ def print_shards(cells: Sequence[Cell], shard: int, count: int) -> None:
         mark = " <- this job" if number == shard else ""
         rows.append([f"{number}/{count}{mark}", str(len(part)), str(groups), f"{sum(work(c) for c in part):,}"])
     print(text_table(rows))
-    print("work: model requests, plus 1,000 per fine-tuning and 7 per GMET item; a results group (one model in one "
-          "run) is never split\n")  # fmt: skip
+    print("work: model requests, plus 1,000 per fine-tuning and 7 per GMET item; a results group (the cells writing one "
+          "results folder name: a model's, or a labelled run's) is never split\n")  # fmt: skip
 
 
 def make_tiny_models(folder: Path) -> None:

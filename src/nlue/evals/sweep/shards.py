@@ -1,10 +1,11 @@
 """`nlue sweep ROSTER --shard K/N`: the roster's cells cut into N parts, the same on every machine.
 
-The unit of the partition is a **results group**: the cells that write one results folder name (one model in
-one run of the roster: its modes, shots, prompt languages and tasks). A group's cells run one after the other in
-one job, so that what a cell wrote is told apart from what another job writes meanwhile into the same shared
-``results/`` tree (a cell's results are the files of its group's folders that changed while it ran), and a
-job claims a whole group at a time (:meth:`nlue.evals.sweep.run.SweepState.claim`).
+The unit of the partition is a **results group**: the cells that write one results folder name (a model's
+cells: its modes, shots, prompt languages and tasks; a run given a ``label``, or several presets, has a name
+of its own). A group's cells run one after the other in one job, so that what a cell wrote is told apart
+from what another job writes meanwhile into the same shared ``results/`` tree (a cell's results are the
+files of its group's folders that changed while it ran), and a job claims a whole group at a time
+(:meth:`nlue.evals.sweep.run.SweepState.claim`).
 
 Groups are dealt to shards by their cost (:func:`work`), largest first, each to the shard with the least work
 so far (ties: the lower shard number; equal costs: the grid's order), which depends only on the cells: every
