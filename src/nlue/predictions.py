@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from nlue.atomic_files import write_text_atomic
 from nlue.registry.tasks import TaskSpec
 from nlue.results_files import BadResultsFile, iter_json_lines
 from nlue.strict_json import dumps_lines
@@ -104,16 +103,7 @@ def predictions_path(results_dir: Path, name: str, result: Any) -> Path:
 
 def write_predictions(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
     """The rows as JSON lines, written to a temporary file and moved into place (never half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(dumps_lines(rows, where=str(path)))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_text_atomic(path, dumps_lines(rows, where=str(path)))
 
 
 def attach(result: Any, rows: Sequence[Mapping[str, Any]], results_dir: Path, name: str) -> Path:

@@ -15,7 +15,6 @@ import logging
 import math
 import os
 import platform
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -23,6 +22,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from nlue.atomic_files import write_text_atomic
 from nlue.errors import NlueError
 from nlue.lm.slug import model_slug
 from nlue.registry.tasks import get_task
@@ -122,17 +122,7 @@ def primary_from_metrics(task: str, metrics: Mapping[str, float | None]) -> floa
 
 def write_json_atomic(path: Path, data: Any) -> Path:
     """``data`` as strict JSON (no NaN or Infinity: :mod:`nlue.strict_json`), written whole or not at all."""
-    text = dumps(data, where=str(path), indent=2) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_text_atomic(path, dumps(data, where=str(path), indent=2) + "\n")
 
 
 RESULTS_VARIABLE = "NLUE_RESULTS_DIR"

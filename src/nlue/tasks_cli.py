@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from nlue.atomic_files import write_text_atomic
 from nlue.cli_support import add_logging_options, add_task_file_option, run_with_parser
 from nlue.errors import NlueError
 from nlue.registry.kinds import KINDS
@@ -115,13 +114,7 @@ def _new(args: argparse.Namespace) -> int:
     folder = args.out.parent if str(args.out.parent) else Path(".")
     if not folder.is_dir():
         raise NlueError(f"--out {args.out}: the folder {folder} does not exist")
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{args.out.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, args.out)
-    finally:
-        Path(temporary).unlink(missing_ok=True)
+    write_text_atomic(args.out, text)
     print(f"wrote {terminal_safe(args.out)}; check it with `nlue tasks validate {terminal_safe(args.out)}`")
     return 0
 

@@ -13,13 +13,11 @@ their job wrote them.
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from nlue.atomic_files import copy_file_atomic
 from nlue.errors import NlueError
 from nlue.evals.sweep.grid import Cell
 from nlue.evals.sweep.run import DONE, SweepState
@@ -97,18 +95,12 @@ def _copy_cell(cell: Cell, source: SweepState, target: SweepState) -> None:
     stamps = {}
     for relative in record.get("results", []):
         for name in _companions(source.results, relative):
-            destination = target.results / name
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=destination.parent, prefix=f".{destination.name}.")
-            os.close(handle)
-            shutil.copyfile(source.results / name, temporary)
-            os.replace(temporary, destination)
+            destination = copy_file_atomic(source.results / name, target.results / name)
             if name == relative:
                 stat = destination.stat()
                 stamps[relative] = [stat.st_mtime_ns, stat.st_size]
     log = source.log(cell)
     if log.is_file():
-        target.log(cell).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(log, target.log(cell))
+        copy_file_atomic(log, target.log(cell))
     record.update(stamps=stamps, collected_from=str(source.out))
     write_json_atomic(target.marker(cell), record)  # last: the cell is done here only once its files are

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nlue.atomic_files import write_text_atomic
 from nlue.evals.sweep.run import DONE, ELSEWHERE, FAILED, NOT_RUN, RAN, SweepOutcome
 from nlue.results import read_results
 from nlue.text.safe import csv_row
@@ -186,18 +185,5 @@ def csv_summary(scores: Sequence[Score]) -> str:
 
 def write_summary(results_dir: Path, name: str, outcome: SweepOutcome, scores: Sequence[Score]) -> list[Path]:
     """summary.md and summary.csv in ``results_dir``, each written whole or not at all."""
-    return [_write_atomic(results_dir / "summary.md", markdown_summary(name, outcome, scores)),
-            _write_atomic(results_dir / "summary.csv", csv_summary(scores))]  # fmt: skip
-
-
-def _write_atomic(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return [write_text_atomic(results_dir / "summary.md", markdown_summary(name, outcome, scores), newline=""),
+            write_text_atomic(results_dir / "summary.csv", csv_summary(scores), newline="")]  # fmt: skip
