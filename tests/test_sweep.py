@@ -6,11 +6,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,23 +18,12 @@ import yaml
 from nlue.cli import main
 from nlue.cli_support import EXIT_INPUT
 from nlue.evals.sweep.cli import shipped_rosters
+from tests.sweep_processes import start_sweep
 
-SRC = Path(__file__).resolve().parents[1] / "src"
 CELLS = 10  # the tiny roster's grid
 
 
 # ------------------------------------------------------------------ helpers
-def _env() -> dict[str, str]:
-    """The sweep in a child process imports this checkout's nlue, offline."""
-    path = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
-    return {**os.environ, "PYTHONPATH": path, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-
-
-def _sweep(*args: str, cwd: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "nlue.cli", "sweep", *args], cwd=cwd, env=_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-
-
 def _tiny_roster(path: Path, models: Path, builds: dict[str, Path], out: Path, **changes: Any) -> Path:
     """The shipped tiny roster, pointed at this test's models, sample builds and output folder."""
     data = yaml.safe_load(shipped_rosters()["tiny"].read_text(encoding="utf-8"))
@@ -70,7 +56,7 @@ def swept(tmp_path_factory: pytest.TempPathFactory, tiny_models: Path, builds: d
     root = tmp_path_factory.mktemp("sweep")
     roster = _tiny_roster(root / "tiny.yaml", tiny_models, builds, root / "out")
     started = time.perf_counter()
-    process = _sweep(str(roster), "-q", cwd=root)
+    process = start_sweep(str(roster), "-q", cwd=root)
     stdout, stderr = process.communicate(timeout=900)
     assert process.returncode == 0, stderr[-3000:] + stdout[-3000:]
     return {"roster": roster, "out": root / "out", "stdout": stdout, "seconds": time.perf_counter() - started}
@@ -243,7 +229,7 @@ def test_the_sweep_runs_every_cell_and_ends_with_the_summary(swept: dict[str, An
 def test_a_rerun_skips_every_cell_and_touches_no_result(swept: dict[str, Any]) -> None:
     out = swept["out"]
     before = {f: (out / "results" / f).stat().st_mtime_ns for f in _results(out) if not f.startswith("summary")}
-    process = _sweep(str(swept["roster"]), "-q", cwd=out.parent)
+    process = start_sweep(str(swept["roster"]), "-q", cwd=out.parent)
     stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr
     assert f"{CELLS} cells: 0 ran, {CELLS} skipped (done before)" in stdout
@@ -289,7 +275,7 @@ def test_a_kill_mid_sweep_and_a_rerun_give_the_same_results_tree(swept: dict[str
     data["out"] = str(killed)
     roster = root / "killed.yaml"
     roster.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    process = _sweep(str(roster), "-q", cwd=root)
+    process = start_sweep(str(roster), "-q", cwd=root)
     journal = killed / "results" / "journals" / "causal-lm.jsonl"
     done = killed / "sweep" / "done"
     deadline = time.monotonic() + 600
@@ -306,7 +292,7 @@ def test_a_kill_mid_sweep_and_a_rerun_give_the_same_results_tree(swept: dict[str
     _, alive = psutil.wait_procs(children, timeout=30)
     assert alive == []  # the cell died with the sweep: nothing goes on writing into the results
     assert len(list(done.glob("*.json"))) < CELLS
-    rerun = _sweep(str(roster), "-q", cwd=root)
+    rerun = start_sweep(str(roster), "-q", cwd=root)
     stdout, stderr = rerun.communicate(timeout=900)
     assert rerun.returncode == 0, stderr[-3000:]
     assert "skipped (done before)" in stdout
@@ -325,7 +311,7 @@ def test_a_failed_cell_is_recorded_and_the_sweep_goes_on_or_stops(tmp_path: Path
     path = tmp_path / "fails.yaml"
     path.write_text(yaml.safe_dump(roster), encoding="utf-8")
     out = tmp_path / "out"
-    process = _sweep(str(path), "--out", str(out), "--start", "spawn", "--stop-on-failure", "-q", cwd=tmp_path)
+    process = start_sweep(str(path), "--out", str(out), "--start", "spawn", "--stop-on-failure", "-q", cwd=tmp_path)
     stdout, stderr = process.communicate(timeout=600)
     assert process.returncode == 1, stderr
     failed = list((out / "sweep" / "failed").glob("*.json"))

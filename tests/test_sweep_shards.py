@@ -25,20 +25,10 @@ from nlue.errors import NlueError
 from nlue.evals.sweep.grid import Cell, Cost
 from nlue.evals.sweep.run import SweepState
 from nlue.evals.sweep.shards import parse_shard, partition, shard_cells, work
+from tests.sweep_processes import start_sweep, sweep_env
 
-SRC = Path(__file__).resolve().parents[1] / "src"
 MODELS = ("mlm-a", "mlm-b", "mlm-c", "mlm-d")
 SLURM_SCRIPT = Path(__file__).resolve().parents[1] / "docs" / "examples" / "sweep-shards" / "slurm-array.sh"
-
-
-def _env() -> dict[str, str]:
-    path = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
-    return {**os.environ, "PYTHONPATH": path, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-
-
-def _sweep(*args: str, cwd: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "nlue.cli", "sweep", *args], cwd=cwd, env=_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
 
 
 def _finished(process: subprocess.Popen, code: int = 0) -> str:
@@ -85,7 +75,7 @@ def test_the_partition_is_the_same_in_every_process() -> None:
         cells = [_cell(f"m{{i}}", t, requests=(i * 37) % 11) for i in range(9) for t in ("sa", "rte")]
         print(json.dumps([[c.id for c in shard_cells(cells, k, 4)] for k in range(1, 5)]))
     """)
-    there = subprocess.run([sys.executable, "-c", program], env={**_env(), "PYTHONHASHSEED": "123"},
+    there = subprocess.run([sys.executable, "-c", program], env={**sweep_env(), "PYTHONHASHSEED": "123"},
                            capture_output=True, text=True, check=True, timeout=120).stdout  # fmt: skip
     assert here == yaml.safe_load(there)
 
@@ -130,14 +120,14 @@ def test_a_group_held_by_a_live_job_is_passed_over_and_taken_over_once_it_dies(t
     claim.parent.mkdir(parents=True)
     holder = _hold(claim)
     try:
-        stdout = _finished(_sweep(str(roster), "--start", "spawn", "-q", cwd=tmp_path), 1)
+        stdout = _finished(start_sweep(str(roster), "--start", "spawn", "-q", cwd=tmp_path), 1)
         assert "1 failed, 0 not run, 1 running elsewhere" in stdout
         assert "running elsewhere empty-a · gmet" in stdout and f"(elsewhere pid {holder.pid}: group)" in stdout
         assert len(list((out / "sweep" / "failed").glob("*.json"))) == 1  # empty-b's
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait(timeout=30)
-    stdout = _finished(_sweep(str(roster), "--start", "spawn", "-q", cwd=tmp_path), 1)
+    stdout = _finished(start_sweep(str(roster), "--start", "spawn", "-q", cwd=tmp_path), 1)
     assert "2 failed, 0 not run" in stdout and "running elsewhere" not in stdout
 
 
@@ -163,7 +153,7 @@ def _results(out: Path) -> dict[str, tuple]:
 def _array_task(roster: Path, out: Path, task: int, count: int, cwd: Path) -> subprocess.Popen:
     """One task of the documented Slurm job array, run here as Slurm would run it: the script with the array's
     variables set (its #SBATCH lines are comments to bash)."""
-    env = {**_env(), "SLURM_ARRAY_TASK_ID": str(task), "SLURM_ARRAY_TASK_MIN": "0",
+    env = {**sweep_env(), "SLURM_ARRAY_TASK_ID": str(task), "SLURM_ARRAY_TASK_MIN": "0",
            "SLURM_ARRAY_TASK_COUNT": str(count), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}  # fmt: skip
     return subprocess.Popen(["bash", str(SLURM_SCRIPT), str(roster), str(out)], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
@@ -176,8 +166,8 @@ def test_two_shards_into_one_folder_one_killed_and_rerun_collect_to_the_unsharde
     run again; collected, the results equal the same grid's run unsharded."""
     whole, shared = tmp_path / "whole", tmp_path / "shared"
     roster = _roster(tmp_path, sample_build.repo_dir, masked_lms, whole)
-    _finished(_sweep(str(roster), "-q", cwd=tmp_path))
-    dry = _finished(_sweep(str(roster), "--out", str(shared), "--shard", "2/2", "--dry-run", cwd=tmp_path))
+    _finished(start_sweep(str(roster), "-q", cwd=tmp_path))
+    dry = _finished(start_sweep(str(roster), "--out", str(shared), "--shard", "2/2", "--dry-run", cwd=tmp_path))
     assert "2/2 <- this job" in dry and "4 models, 2 cells, out" in dry  # the shard's half of the grid
     first = _array_task(roster, shared, 0, 2, tmp_path)
     second = _array_task(roster, shared, 1, 2, tmp_path)
@@ -188,10 +178,10 @@ def test_two_shards_into_one_folder_one_killed_and_rerun_collect_to_the_unsharde
     second.wait(timeout=60)
     out_first = _finished(first)
     assert "(shard 1/2)" in out_first and "--collect" in out_first
-    unfinished = _finished(_sweep(str(roster), "--out", str(shared), "--collect", cwd=tmp_path), 1)
+    unfinished = _finished(start_sweep(str(roster), "--out", str(shared), "--collect", cwd=tmp_path), 1)
     assert "cells not done yet" in unfinished
     _finished(_array_task(roster, shared, 1, 2, tmp_path))  # the killed task, run again
-    summary = _finished(_sweep(str(roster), "--out", str(shared), "--collect", cwd=tmp_path))
+    summary = _finished(start_sweep(str(roster), "--out", str(shared), "--collect", cwd=tmp_path))
     assert "4 cells: 0 ran, 4 skipped (done before), 0 failed, 0 not run" in summary
     assert all(name in summary for name in MODELS)
     assert (shared / "results" / "summary.md").is_file()
@@ -200,7 +190,7 @@ def test_two_shards_into_one_folder_one_killed_and_rerun_collect_to_the_unsharde
     # Jobs that ran into folders of their own: gathered into a third. Every cell is done in both, with the same
     # numbers and per-item predictions, so each is taken once.
     gathered = tmp_path / "gathered"
-    stdout = _finished(_sweep(str(roster), "--out", str(gathered), "--collect", "--from", str(shared), "--from",
+    stdout = _finished(start_sweep(str(roster), "--out", str(gathered), "--collect", "--from", str(shared), "--from",
                               str(whole), cwd=tmp_path))  # fmt: skip
     assert f"gathered 4 done cells into {gathered}" in stdout and "4 skipped (done before)" in stdout
     assert _results(gathered) == _results(whole)
@@ -221,7 +211,7 @@ def test_two_shards_into_one_folder_one_killed_and_rerun_collect_to_the_unsharde
             record["stamps"][relative] = [changed.stat().st_mtime_ns, changed.stat().st_size]
             marker.write_text(json.dumps(record), encoding="utf-8")
     elsewhere = tmp_path / "elsewhere"
-    process = _sweep(str(roster), "--out", str(elsewhere), "--collect", "--from", str(whole), "--from", str(edited),
+    process = start_sweep(str(roster), "--out", str(elsewhere), "--collect", "--from", str(whole), "--from", str(edited),
                      cwd=tmp_path)  # fmt: skip
     _, stderr = process.communicate(timeout=300)
     assert process.returncode == EXIT_INPUT, stderr
@@ -232,6 +222,6 @@ def test_two_shards_into_one_folder_one_killed_and_rerun_collect_to_the_unsharde
 
 def test_collect_refuses_a_shard(tmp_path: Path, sample_build) -> None:
     roster = _roster(tmp_path, sample_build.repo_dir, {"m": tmp_path}, tmp_path / "out")
-    process = _sweep(str(roster), "--collect", "--shard", "1/2", cwd=tmp_path)
+    process = start_sweep(str(roster), "--collect", "--shard", "1/2", cwd=tmp_path)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == EXIT_INPUT and "--collect runs nothing" in stderr
