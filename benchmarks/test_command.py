@@ -1,7 +1,7 @@
 """The README's second command, timed and weighed: `bash scripts/test.sh` in a fresh clone of this repository.
 
 Prints the wall time, pytest's own time and summary line, the peak resident memory of the whole process tree
-(the shell, pytest, its workers and every server and command they start, summed, sampled every second), the
+(the shell, pytest, its workers and every server and command they start, summed, sampled every half second), the
 load average before and after, beside the goals the project holds it to: under 8 minutes and 8 GiB on the
 2-core machine (docs/benchmarks.md#the-test-command).
 
@@ -24,22 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import psutil
+from readme_llm_commands import PeakMemory  # the same sampler of a process tree's memory
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_SECONDS = 8 * 60
 GOAL_BYTES = 8 * 2**30
-
-
-def tree_rss(process: psutil.Process) -> int:
-    """Resident memory of ``process`` and all its descendants, summed (processes that end meanwhile are skipped)."""
-    total = 0
-    for member in [process, *process.children(recursive=True)]:
-        try:
-            total += member.memory_info().rss
-        except psutil.Error:
-            continue
-    return total
 
 
 def minutes(seconds: float) -> str:
@@ -55,13 +44,11 @@ def main() -> int:
     log = clone.parent / f"{clone.name}.log"
     load_before = os.getloadavg()
     started = time.perf_counter()
-    peak = 0
-    with log.open("w", encoding="utf-8") as out:
+    with log.open("w", encoding="utf-8") as out, PeakMemory() as memory:
         shell = subprocess.Popen(["bash", "scripts/test.sh"], cwd=clone, stdout=out, stderr=subprocess.STDOUT)
-        watched = psutil.Process(shell.pid)
-        while shell.poll() is None:
-            peak = max(peak, tree_rss(watched))
-            time.sleep(1)
+        memory.pids.append(shell.pid)
+        shell.wait()
+    peak = memory.peak
     wall = time.perf_counter() - started
     load_after = os.getloadavg()
     text = log.read_text(encoding="utf-8", errors="replace")
