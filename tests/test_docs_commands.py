@@ -29,13 +29,8 @@ def _repository_state() -> tuple[list[str], list[str]]:
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored", "--", ".",
                              *(f":!{name}" for name in NOT_THE_REPOSITORY)], cwd=ROOT,
                             capture_output=True, text=True, check=False).stdout  # fmt: skip
-    added = sorted(
-        line
-        for line in status.splitlines()
-        if line.startswith(("??", "!!"))
-        and "__pycache__" not in line
-        and not line[3:].strip('"').startswith(tuple(f"{name}/" for name in NOT_THE_REPOSITORY))
-    )
+    # The pathspec leaves NOT_THE_REPOSITORY out of git's listing itself (and spares listing the .venv's files).
+    added = sorted(line for line in status.splitlines() if line.startswith(("??", "!!")) and "__pycache__" not in line)
     return added, sorted(path.name for path in ROOT.iterdir() if path.name not in NOT_THE_REPOSITORY)
 
 
