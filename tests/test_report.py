@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -24,13 +23,12 @@ from nlue.registry.mcq import URDUMMLU_TABLE4
 from nlue.registry.nediom import TABLE3
 from nlue.registry.paper import PAPER_MODELS, RESULT_COLUMNS, paper_model
 from nlue.text.safe import csv_cell_read
+from tests.browser import ARTIFACTS as TEST_ARTIFACTS
+from tests.browser import chromium_page
 
 pytest.importorskip("matplotlib")
 RESAMPLES = 300
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "report"
-CHROMIUM = Path("/usr/bin/chromium")
-BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+ARTIFACTS = TEST_ARTIFACTS / "report"
 SMALL, LARGE = "tiny-gpt2-0.1m", "tiny-gpt2-0.2m"  # n_embd 32 and 64: about 0.09M and 0.20M parameters
 
 
@@ -271,24 +269,14 @@ def test_sizes_paper_models_and_idiom_cells_are_read_as_meant() -> None:
 
 
 def test_the_page_in_a_browser(report: Path) -> None:
-    if not CHROMIUM.is_file():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must provide Debian's chromium at {CHROMIUM}", pytrace=False)
-        pytest.skip(f"the report's browser test needs Debian's chromium at {CHROMIUM}")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the report's browser test needs playwright")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 1000})
-            page.goto(report.joinpath("index.html").as_uri())
-            page.wait_for_load_state("load")
-            images = page.evaluate("Array.from(document.images, i => [i.getAttribute('src'), i.naturalWidth])")
-            assert len(images) >= 7 and all(width > 0 for _, width in images), images
-            assert page.locator(".banner").inner_text().startswith("⚠ SAMPLE DATA")
-            # The page never grows sideways: wide tables scroll inside their own box.
-            assert page.evaluate("document.documentElement.scrollWidth") <= 1440
-            page.screenshot(path=str(ARTIFACTS / "index.png"), full_page=True)
-        finally:
-            browser.close()
+    with chromium_page(1440, 1000, "the report's browser test") as page:
+        page.goto(report.joinpath("index.html").as_uri())
+        page.wait_for_load_state("load")
+        images = page.evaluate("Array.from(document.images, i => [i.getAttribute('src'), i.naturalWidth])")
+        assert len(images) >= 7 and all(width > 0 for _, width in images), images
+        assert page.locator(".banner").inner_text().startswith("⚠ SAMPLE DATA")
+        # The page never grows sideways: wide tables scroll inside their own box.
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1440
+        page.screenshot(path=str(ARTIFACTS / "index.png"), full_page=True)
     assert (ARTIFACTS / "index.png").stat().st_size > 50_000

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -20,12 +19,11 @@ from nlue.cli import main
 from nlue.predictions import attach, prediction_rows
 from nlue.registry.tasks import TASKS
 from nlue.results import RunResult, write_result
+from tests.browser import ARTIFACTS as TEST_ARTIFACTS
+from tests.browser import chromium_page
 
 pytest.importorskip("matplotlib")
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "report"
-CHROMIUM = Path("/usr/bin/chromium")
-BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+ARTIFACTS = TEST_ARTIFACTS / "report"
 SCRIPT, IMAGE, REMOTE = "<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "![x](http://e/x.png)"
 GOLDS = [0, 1] * 6
 
@@ -146,30 +144,20 @@ def test_a_zero_is_drawn_and_labels_and_legends_fit(report: Path) -> None:
 
 def test_every_column_of_every_table_is_in_view_at_1280_pixels(report: Path) -> None:
     """Issue 29, item 28: at 1280 px every table shows every column (Data and Inv% included) or scrolls, saying so."""
-    if not CHROMIUM.is_file():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must provide Debian's chromium at {CHROMIUM}", pytrace=False)
-        pytest.skip(f"the report's browser test needs Debian's chromium at {CHROMIUM}")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the report's browser test needs playwright")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(report.joinpath("index.html").as_uri())
-            page.wait_for_load_state("load")
-            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-            boxes = page.evaluate(
-                """Array.from(document.querySelectorAll('div.scroll'), box => ({
-                    table: box.querySelector('table').id, fits: box.scrollWidth <= box.clientWidth + 1,
-                    says: (box.previousElementSibling || {}).className === 'wide',
-                    right: box.getBoundingClientRect().right}))"""
-            )
-            assert page.evaluate("document.documentElement.scrollWidth") <= 1280
-            assert {"mcq_table4", "nediom_table3", "nlue_table4_inference"} <= {b["table"] for b in boxes}
-            for box in boxes:
-                assert box["right"] <= 1280 and (box["fits"] or box["says"]), box
-            assert all(b["fits"] for b in boxes if b["table"].startswith(("mcq", "nediom", "nlue", "models")))
-            page.screenshot(path=str(ARTIFACTS / "looks-1280.png"), full_page=True)
-        finally:
-            browser.close()
+    with chromium_page(1280, 900, "the report's browser test") as page:
+        page.goto(report.joinpath("index.html").as_uri())
+        page.wait_for_load_state("load")
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        boxes = page.evaluate(
+            """Array.from(document.querySelectorAll('div.scroll'), box => ({
+                table: box.querySelector('table').id, fits: box.scrollWidth <= box.clientWidth + 1,
+                says: (box.previousElementSibling || {}).className === 'wide',
+                right: box.getBoundingClientRect().right}))"""
+        )
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+        assert {"mcq_table4", "nediom_table3", "nlue_table4_inference"} <= {b["table"] for b in boxes}
+        for box in boxes:
+            assert box["right"] <= 1280 and (box["fits"] or box["says"]), box
+        assert all(b["fits"] for b in boxes if b["table"].startswith(("mcq", "nediom", "nlue", "models")))
+        page.screenshot(path=str(ARTIFACTS / "looks-1280.png"), full_page=True)

@@ -6,7 +6,6 @@ which is missing, otherwise. Screenshots go to test-artifacts/space/ (gitignored
 
 from __future__ import annotations
 
-import os
 import re
 import socket
 from collections.abc import Iterator
@@ -14,12 +13,10 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.is_file():
-    if os.environ.get("CI"):  # CI installs chromium (scripts/test.sh): a missing browser there is a failure
-        pytest.fail(f"CI must provide Debian's chromium at {CHROMIUM} for the Space's browser test", pytrace=False)
-    pytest.skip(f"the end-to-end Space test needs Debian's chromium at {CHROMIUM}", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="the end-to-end Space test needs playwright")
+from tests.browser import ARTIFACTS as TEST_ARTIFACTS
+from tests.browser import BROWSER_ARGS, CHROMIUM, playwright_api
+
+sync_api = playwright_api("the end-to-end Space test", module_level=True)
 pytest.importorskip("gradio", reason="the end-to-end Space test needs gradio")
 pytest.importorskip("transformers")
 
@@ -28,16 +25,7 @@ from nlue.space.demo_models import build_demo_models  # noqa: E402
 from nlue.space.serve import launch  # noqa: E402
 from nlue.space.settings import SpaceSettings  # noqa: E402
 
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "space"
-BROWSER_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+ARTIFACTS = TEST_ARTIFACTS / "space"
 TIMEOUT_MS = 30_000
 MAX_CHARS = 300
 HOSTILE_NAME = "![x](http://e/x.png)<script>alert(1)</script>"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -22,14 +21,13 @@ from nlue.cli import main
 from nlue.predictions import read_predictions
 from nlue.registry.tasks import TASKS, registered_task_files
 from nlue.text.safe import csv_cell_read
+from tests.browser import ARTIFACTS as TEST_ARTIFACTS
+from tests.browser import chromium_page
 from tests.user_tasks import BASELINE_RUN, FINE_TUNED_RUN, NEPALI_TOPICS, URDU_LABELS, UserRuns
 
 pytest.importorskip("matplotlib")
 TASK_NAMES = ("ne_news_topic", "ur_review_sentiment", "ne_headline_relatedness")
-CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "report"
-BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+ARTIFACTS = TEST_ARTIFACTS / "report"
 
 
 def _stored(runs: UserRuns, run: str, task: str) -> dict:
@@ -93,31 +91,21 @@ def test_report_gives_each_user_task_its_own_tables_and_figures(user_task_runs: 
 def test_the_user_tasks_sections_fit_the_page_in_a_browser(report: Path) -> None:
     """Issue 30, item 2: at 1280 pixels every column of the user tasks' tables is in view (a regression task has
     four metrics, each with its interval), and their charts are drawn; screenshots in test-artifacts/report/."""
-    if not CHROMIUM.is_file():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must provide Debian's chromium at {CHROMIUM}", pytrace=False)
-        pytest.skip(f"the report's browser test needs Debian's chromium at {CHROMIUM}")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the report's browser test needs playwright")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(report.joinpath("index.html").as_uri())
-            page.wait_for_load_state("load")
-            boxes = page.evaluate(
-                """Array.from(document.querySelectorAll('div.scroll'), box => ({
-                    table: box.querySelector('table').id, fits: box.scrollWidth <= box.clientWidth + 1}))"""
-            )
-            declared = [box for box in boxes if box["table"].startswith("declared_")]
-            assert len(declared) == 3 and all(box["fits"] for box in declared), declared
-            for name in TASK_NAMES:
-                image = page.locator(f'img[src="declared_{name}_chart.png"]')
-                assert image.evaluate("img => img.complete && img.naturalWidth > 600")
-                page.locator(f"#benchmark_{name}").screenshot(path=str(ARTIFACTS / f"byot-report-{name}.png"))
-            page.locator("#significance").screenshot(path=str(ARTIFACTS / "byot-report-significance.png"))
-        finally:
-            browser.close()
+    with chromium_page(1280, 900, "the report's browser test") as page:
+        page.goto(report.joinpath("index.html").as_uri())
+        page.wait_for_load_state("load")
+        boxes = page.evaluate(
+            """Array.from(document.querySelectorAll('div.scroll'), box => ({
+                table: box.querySelector('table').id, fits: box.scrollWidth <= box.clientWidth + 1}))"""
+        )
+        declared = [box for box in boxes if box["table"].startswith("declared_")]
+        assert len(declared) == 3 and all(box["fits"] for box in declared), declared
+        for name in TASK_NAMES:
+            image = page.locator(f'img[src="declared_{name}_chart.png"]')
+            assert image.evaluate("img => img.complete && img.naturalWidth > 600")
+            page.locator(f"#benchmark_{name}").screenshot(path=str(ARTIFACTS / f"byot-report-{name}.png"))
+        page.locator("#significance").screenshot(path=str(ARTIFACTS / "byot-report-significance.png"))
 
 
 def _results_naming(runs: UserRuns, folder: Path, datasets: dict[str, Path]) -> Path:

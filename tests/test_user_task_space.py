@@ -26,11 +26,10 @@ pytest.importorskip("transformers")
 
 from nlue.space.service import SpaceService
 from nlue.space.settings import SpaceSettings
+from tests.browser import ARTIFACTS as TEST_ARTIFACTS
+from tests.browser import BROWSER_ARGS, CHROMIUM, playwright_api
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "space"
-BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+ARTIFACTS = TEST_ARTIFACTS / "space"
 URDU_REVIEW = "کھانا بہت مزیدار تھا۔"
 
 
@@ -180,11 +179,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def page(user_task_runs: UserRuns, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
-    if not CHROMIUM.is_file():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must provide Debian's chromium at {CHROMIUM}", pytrace=False)
-        pytest.skip(f"the browser test needs Debian's chromium at {CHROMIUM}")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright")
+    sync_api = playwright_api("the Space's browser test")
     from nlue.space.serve import launch
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
