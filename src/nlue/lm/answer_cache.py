@@ -128,6 +128,8 @@ class AnswerCache:
         if version < SCHEMA_VERSION:
             with self._transaction():
                 if self._db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:  # not made meanwhile
+                    if self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:  # another tool's file
+                        raise NlueError(f"{self.path} is an SQLite file, but not an nlue answer cache; give another path")
                     for statement in filter(str.strip, _SCHEMA.split(";")):
                         self._db.execute(statement)
                     self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
