@@ -59,7 +59,9 @@ def test_answers_survive_reopening_and_duplicates_are_written_once(tmp_path: Pat
         assert again.pending == [] and again.from_journal == 3
         assert [r["logprob"] for r in again.results()] == [-1.5, -2.0, -1.5]
         assert (cache.counts.asked, cache.counts.from_cache) == (0, 3)
-        assert cache.append([_entry(again.keys[0], 9.0)]) == {again.keys[0]: {"logprob": -1.5, "is_greedy": True}}  # the first one wins
+        assert cache.append([_entry(again.keys[0], 9.0)]) == {
+            again.keys[0]: {"logprob": -1.5, "is_greedy": True}
+        }  # the first one wins
     assert [e["result"]["logprob"] for e in stored(path)] == [-1.5, -2.0]
 
 

@@ -129,7 +129,9 @@ class AnswerCache:
             with self._transaction():
                 if self._db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:  # not made meanwhile
                     if self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:  # another tool's file
-                        raise NlueError(f"{self.path} is an SQLite file, but not an nlue answer cache; give another path")
+                        raise NlueError(
+                            f"{self.path} is an SQLite file, but not an nlue answer cache; give another path"
+                        )
                     for statement in filter(str.strip, _SCHEMA.split(";")):
                         self._db.execute(statement)
                     self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -263,7 +265,7 @@ class AnswerCache:
     def entries(self, *, model: str | None = None, kind: str | None = None) -> Iterator[dict[str, Any]]:
         """Every stored row (optionally of one model name and kind), oldest first, its JSON columns parsed."""
         where, args = _filters(model=model, kind=kind)
-        query = f"SELECT {', '.join(COLUMNS)} FROM answers{where} ORDER BY created, key"
+        query = f"SELECT {', '.join(COLUMNS)} FROM answers{where} ORDER BY created, rowid"  # as stored
         rows = self._retrying("read", lambda: self._db.execute(query, args).fetchall())
         for row in rows:
             entry = dict(zip(COLUMNS, row, strict=True))
