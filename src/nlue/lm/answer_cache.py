@@ -319,7 +319,7 @@ def _refuse_foreign_file(path: Path) -> None:
     if head.lstrip()[:1] == b"{":
         raise NlueError(
             f"{path} is an answer journal of an older nlue (JSON lines), not an answer cache: add its answers to "
-            f"the cache with `nlue cache import {path}` (and `--into FILE` for a store of this run's own), then "
+            f"the cache with `nlue cache import {path}` (`--journal NEW` to import it into a cache of this run's own), then "
             "give that cache instead"
         )
     raise NlueError(f"{path} is not an nlue answer cache (not an SQLite file); give another path")
