@@ -37,6 +37,28 @@ if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
     set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "nlue-tests-hypothesis")
 
 
+# The answer cache (nlue.lm.answer_cache) is shared by every run of a user: the suite never reads or fills the
+# user's own (~/.cache/nlue). A folder of the session's stands in for it before anything runs (fixtures of a
+# session or module run before the per-test one below), and each test gets a cache of its own, so that no test
+# is answered from another's answers. Commands a test starts inherit the variable.
+_SESSION_CACHE = tempfile.TemporaryDirectory(prefix="nlue-test-cache-")
+os.environ["NLUE_CACHE_DIR"] = _SESSION_CACHE.name
+
+
+@pytest.fixture(autouse=True)
+def _answer_cache_per_test(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Each test's answers in its own cache folder (``$NLUE_CACHE_DIR``); the folder, for tests that read it."""
+    folder = tmp_path_factory.mktemp("answer-cache")
+    monkeypatch.setenv("NLUE_CACHE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def answer_cache(_answer_cache_per_test: Path) -> Path:
+    """The file of this test's answer cache (which commands use unless told otherwise)."""
+    return _answer_cache_per_test / "answers.sqlite"
+
+
 @pytest.fixture(autouse=True)
 def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test may reach the Hub."""

@@ -162,7 +162,7 @@ def test_a_nepali_only_vocabulary_model_writes_labels_and_is_scored(sample_build
     assert any(results.glob("devanagari-lm__zero-shot-ne-generate-limit4__v1-*/nediom.json"))
 
 
-def test_a_generation_run_resumes_from_its_journal(sample_build, tmp_path, monkeypatch) -> None:
+def test_a_generation_run_resumes_from_the_answer_cache(sample_build, tmp_path, monkeypatch) -> None:
     from nlue.cli import main
     from nlue.lm.local import LocalCausalLM
     from nlue.lm.tiny import save_tiny_causal_lm
@@ -174,7 +174,7 @@ def test_a_generation_run_resumes_from_its_journal(sample_build, tmp_path, monke
     assert main(argv) == 0
     first = (tmp_path / "results" / "tiny-llama__en-0shot-generate-limit3" / "sa" / "raw_outputs.jsonl").read_text()
     monkeypatch.setattr(LocalCausalLM, "_generate_batch", lambda *a, **k: pytest.fail("asked again"))
-    assert main(argv) == 0  # every answer from the journal: nothing is generated twice
+    assert main(argv) == 0  # every answer from the cache: nothing is generated twice
     assert (
         tmp_path / "results" / "tiny-llama__en-0shot-generate-limit3" / "sa" / "raw_outputs.jsonl"
     ).read_text() == first

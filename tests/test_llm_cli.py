@@ -2,7 +2,7 @@
 
 * ``nlue llm mcq`` on the sample exams with a tiny Llama-style chat model, both prompt
   languages: results, raw JSONL, tables, chart and the gap; run again, it answers from the
-  journal and asks the model nothing;
+  answer cache and asks the model nothing;
 * ``--endpoint`` against the scripted OpenAI-compatible server of :mod:`tests.lm_fault_server`:
   a failed request is an ``api_error`` item, the key is sent and never shown or stored;
 * ``--show-prompt`` prints prompts without loading a model;
@@ -20,6 +20,7 @@ import pytest
 from nlue.cli import main
 from nlue.evals.mcq.run import load_exam
 from nlue.registry.tasks import get_task
+from tests.answer_store import cache_text, count_answers
 from tests.lm_fault_server import FaultServer
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -45,7 +46,7 @@ def _lines(path: Path) -> list[dict]:
 
 
 def test_mcq_runs_a_tiny_local_model_in_both_languages_and_resumes(
-    exam_build, tiny_chat_lm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    exam_build, tiny_chat_lm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], answer_cache: Path
 ) -> None:
     results = tmp_path / "results"
     argv = ["llm", "mcq", "--model", str(tiny_chat_lm), "--dataset", str(exam_build.repo_dir), "--task", "mcq_ne",
@@ -70,8 +71,8 @@ def test_mcq_runs_a_tiny_local_model_in_both_languages_and_resumes(
     gap = json.loads((results / "tiny-llama__ne-1shot-limit6" / "mcq_ne.json").read_text(encoding="utf-8"))
     assert gap["details"]["prompt_language_gap"]["n_paired"] == 6
     assert (results / "tiny-llama__ne-1shot-limit6" / "mcq_ne" / "prompt_gap.md").is_file()
-    journal = results / "journals" / "tiny-llama.jsonl"
-    assert len(journal.read_text(encoding="utf-8").splitlines()) == 12  # 6 items x 2 prompt languages
+    assert count_answers(answer_cache) == 12  # 6 items x 2 prompt languages
+    assert f"answers: 12 asked, 0 from the cache ({answer_cache})" in printed
 
     first = _lines(results / "tiny-llama__en-1shot-limit6" / "mcq_ne" / "raw_outputs.jsonl")
     import nlue.lm.local as local
@@ -88,14 +89,20 @@ def test_mcq_runs_a_tiny_local_model_in_both_languages_and_resumes(
         assert main(argv) == 0
     finally:
         local.LocalCausalLM._generate_batch = original
-    assert calls == []  # every answer came from the journal
+    assert calls == []  # every answer came from the cache
+    assert f"answers: 0 asked, 12 from the cache ({answer_cache})" in capsys.readouterr().out
     again = _lines(results / "tiny-llama__en-1shot-limit6" / "mcq_ne" / "raw_outputs.jsonl")
     assert [r["output"] for r in again] == [r["output"] for r in first]
-    assert len(journal.read_text(encoding="utf-8").splitlines()) == 12
+    assert count_answers(answer_cache) == 12
 
 
 def test_mcq_against_an_openai_compatible_server(
-    exam_build, server: FaultServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    exam_build,
+    server: FaultServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
+    answer_cache: Path,
 ) -> None:
     secret = "sk-nlue-cli-test-9f8e7d6c5b4a"
     monkeypatch.setenv("NLUE_CLI_TEST_KEY", secret)
@@ -119,8 +126,8 @@ def test_mcq_against_an_openai_compatible_server(
     assert all(record.authorization == f"Bearer {secret}" for record in server.state.records)
     saved = (results / "served-tiny__ur-0shot-limit5" / "mcq_ur.json").read_text(encoding="utf-8")
     assert json.loads(saved)["hyperparameters"]["backend"] == "openai-compatible"
-    journal = (results / "journals" / "served-tiny.jsonl").read_text(encoding="utf-8")
-    assert len(journal.splitlines()) == 4  # the failed request is not kept: a re-run asks it again
+    journal = cache_text(answer_cache)
+    assert count_answers(answer_cache) == 4  # the failed request is not kept: a re-run asks it again
     shown = [out, err, saved, journal, (folder / "raw_outputs.jsonl").read_text(encoding="utf-8")]
     assert all(secret not in text for text in shown)
 
@@ -136,7 +143,7 @@ def test_show_prompt_prints_without_loading_a_model(exam_build, tmp_path: Path, 
     assert main([*base, "--mode", "loglik", "--limit", "2"]) == 0
     out = capsys.readouterr().out
     assert out.count("continuations scored: ' A', ' B', ' C', ' D'") == 2 and "plain text" in out
-    assert not (tmp_path / "results").exists()  # no run, no journal
+    assert not (tmp_path / "results").exists()  # no run, no results
 
 
 @pytest.mark.parametrize(

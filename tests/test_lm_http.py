@@ -26,6 +26,7 @@ from nlue.errors import NlueError, ServiceError
 from nlue.lm.base import ChatMessage, GenerationRequest, LoglikelihoodRequest
 from nlue.lm.http import OpenAICompatibleLM
 from nlue.lm.http_retry import RetryPolicy, retry_after_seconds
+from tests.answer_store import cache_text, count_answers, stored
 from tests.lm_fault_server import FaultServer, reply_for, token_is_greedy, token_logprob, tokens_of
 
 
@@ -105,7 +106,7 @@ def test_a_request_is_tried_six_times_then_the_run_says_what_failed(server: Faul
 def test_five_consecutive_failures_stop_the_run_and_the_rerun_asks_only_the_rest(
     server: FaultServer, tmp_path: Path
 ) -> None:
-    journal = tmp_path / "journal.jsonl"
+    journal = tmp_path / "answers.sqlite"
     prompts = [f"राम्रो {i}" for i in range(10)] + [f"BAD {i}" for i in range(10)] + [f"पछि {i}" for i in range(10)]
     requests = [GenerationRequest(prompt=p, max_new_tokens=8) for p in prompts]
     server.state.rules = {"BAD": "500"}
@@ -113,10 +114,13 @@ def test_five_consecutive_failures_stop_the_run_and_the_rerun_asks_only_the_rest
         _lm(server, concurrency=1, journal=journal).generate(requests)
     message = str(caught.value)
     assert "stopped after 5 consecutive failed requests, each tried 6 times; last error:" in message
-    assert "HTTP 500" in message and f"10 of 30 distinct requests are answered and journalled in {journal}" in message
+    assert (
+        "HTTP 500" in message
+        and f"10 of 30 distinct requests are answered and kept in the answer cache {journal}" in message
+    )
     assert "ask only the 20 others" in message
     assert len(server.state.records) == 10 + 5 * 6  # the other BAD requests were never sent
-    assert journal.read_text(encoding="utf-8").count("\n") == 10
+    assert count_answers(journal) == 10
     server.state.rules = {}
     before = len(server.state.records)
     results = _lm(server, concurrency=3, journal=journal).generate(requests)
@@ -127,7 +131,7 @@ def test_five_consecutive_failures_stop_the_run_and_the_rerun_asks_only_the_rest
 def test_a_failed_generation_can_come_back_as_an_error_and_is_not_journalled(
     server: FaultServer, tmp_path: Path
 ) -> None:
-    journal = tmp_path / "journal.jsonl"
+    journal = tmp_path / "answers.sqlite"
     requests = [GenerationRequest(prompt=p) for p in ["क", "BAD ख", "ग"]]
     server.state.rules = {"BAD": "400"}
     with pytest.raises(NlueError, match=r"1 of 3 generate requests .* HTTP 400"):
@@ -135,7 +139,7 @@ def test_a_failed_generation_can_come_back_as_an_error_and_is_not_journalled(
     results = _lm(server, journal=journal, failed_generations="return").generate(requests)
     assert [r.finish_reason for r in results] == ["stop", "error", "stop"]
     assert "HTTP 400" in (results[1].error or "") and results[1].text == ""
-    assert journal.read_text(encoding="utf-8").count("\n") == 2
+    assert count_answers(journal) == 2
 
 
 def test_the_api_key_is_sent_but_never_logged_journalled_or_shown(
@@ -144,7 +148,7 @@ def test_the_api_key_is_sent_but_never_logged_journalled_or_shown(
     secret = "sk-nlue-test-0123456789abcdef"
     monkeypatch.setenv("NLUE_TEST_API_KEY", secret)
     caplog.set_level(logging.DEBUG)
-    journal = tmp_path / "journal.jsonl"
+    journal = tmp_path / "answers.sqlite"
     lm = _lm(server, api_key_env="NLUE_TEST_API_KEY", journal=journal)
     lm.generate([GenerationRequest(prompt="नमस्ते")])
     lm.loglikelihood([LoglikelihoodRequest("क ख", " ग")])
@@ -154,7 +158,7 @@ def test_the_api_key_is_sent_but_never_logged_journalled_or_shown(
     assert "HTTP 401" in str(caught.value) and "$NLUE_TEST_API_KEY" in str(caught.value)
     assert all(r.authorization == f"Bearer {secret}" for r in server.state.records)
     assert len(server.state.records) <= 4  # 401 stops the run at once: no retries
-    shown = [str(caught.value), caplog.text, journal.read_text(encoding="utf-8"), json.dumps(lm.describe().to_dict())]
+    shown = [str(caught.value), caplog.text, cache_text(journal), json.dumps(lm.describe().to_dict())]
     assert all(secret not in text for text in shown)
 
 
@@ -194,18 +198,18 @@ lm.generate([GenerationRequest(prompt=f"प्रश्न {i}") for i in range(
 
 
 def test_a_run_killed_mid_way_resumes_with_nothing_lost_or_asked_twice(server: FaultServer, tmp_path: Path) -> None:
-    journal = tmp_path / "journal.jsonl"
+    journal = tmp_path / "answers.sqlite"
     server.state.delay = 0.03
     child = subprocess.Popen([sys.executable, "-c", KILLED_RUN, server.base_url, str(journal)])
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and child.poll() is None:
-        if journal.exists() and journal.read_text(encoding="utf-8").count("\n") >= 30:
+        if count_answers(journal) >= 30:
             break
         time.sleep(0.02)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     time.sleep(0.1)  # requests in flight reach the server's records
-    kept = {json.loads(line)["request"]["prompt"] for line in journal.read_text(encoding="utf-8").splitlines()}
+    kept = {entry["request"]["prompt"] for entry in stored(journal)}
     assert 30 <= len(kept) < 120, "the run must be killed mid-way"
     before = len(server.state.records)
     prompts = [f"प्रश्न {i}" for i in range(120)]
@@ -213,7 +217,7 @@ def test_a_run_killed_mid_way_resumes_with_nothing_lost_or_asked_twice(server: F
     asked_again = [r.body["messages"][0]["content"] for r in server.state.records[before:]]
     assert not kept & set(asked_again) and len(asked_again) == len(set(asked_again))  # nothing asked twice
     assert kept | set(asked_again) == set(prompts)  # nothing lost
-    keys = [json.loads(line)["key"] for line in journal.read_text(encoding="utf-8").splitlines()]
+    keys = [entry["key"] for entry in stored(journal)]
     assert len(keys) == len(set(keys)) == 120
     assert [r.text for r in results] == [reply_for(p) for p in prompts]
 

@@ -25,6 +25,7 @@ from nlue.errors import NlueError, ServiceError
 from nlue.lm.base import GenerationRequest, LoglikelihoodRequest
 from nlue.lm.http import OpenAICompatibleLM
 from nlue.lm.http_pace import PaceWatch
+from tests.answer_store import cache_text, count_answers
 from tests.lm_fault_server import FaultServer, token_logprob, tokens_of
 
 
@@ -71,13 +72,13 @@ def test_a_local_model_that_gives_nan_is_refused_and_nothing_is_kept(tiny_lms, t
 
     from nlue.lm.local import LocalCausalLM
 
-    journal = tmp_path / "journal.jsonl"
+    journal = tmp_path / "answers.sqlite"
     lm = LocalCausalLM(tiny_lms["gpt2"], device="cpu", journal=journal, show_progress=False)
     with torch.no_grad():
         lm.model.get_output_embeddings().weight[3].fill_(float("nan"))  # one logit NaN: every log-softmax is
     with pytest.raises(NlueError, match=r"NaN or infinite log-probability for 2 of 2 requests .*--dtype float32"):
         lm.loglikelihood([LoglikelihoodRequest("नेपाल", " सुन्दर"), LoglikelihoodRequest("काठमाडौं", " शहर")])
-    assert not journal.exists() or journal.read_text(encoding="utf-8") == ""
+    assert count_answers(journal) == 0
 
 
 def test_a_trickling_answer_is_cut_at_the_timeout_on_every_try(server: FaultServer) -> None:
@@ -104,7 +105,7 @@ def test_credentials_in_the_endpoint_url_are_used_to_connect_and_never_stored(
     port = server.server_address[1]
     password, query_key = "pa55-w0rd-s3cret", "qk-0123456789abcdef"
     url = f"http://nlue-user:{password}@127.0.0.1:{port}/v1?api_key={query_key}&api-version=2024-01"
-    journal = tmp_path / "journal.jsonl"
+    journal = tmp_path / "answers.sqlite"
     lm = _lm(url, journal=journal)
     lm.generate([GenerationRequest(prompt="नमस्ते")])
     (record,) = server.state.records
@@ -122,7 +123,7 @@ def test_credentials_in_the_endpoint_url_are_used_to_connect_and_never_stored(
     # every log line as the command line writes it (httpx logs each request's full URL, query and all)
     logged = [TerminalSafeFormatter(LOG_FORMAT).format(record) for record in caplog.records]
     assert any("api_key=***" in line for line in logged)
-    kept = [json.dumps(described), journal.read_text(encoding="utf-8"), str(caught.value), *logged]
+    kept = [json.dumps(described), cache_text(journal), str(caught.value), *logged]
     assert not [text for text in kept if password in text or query_key in text or "nlue-user" in text]
     with pytest.raises(NlueError, match=r"http:// or https:// URL with a host.*got 'localhost:8000/v1'"):
         _lm("localhost:8000/v1")
@@ -135,13 +136,13 @@ def test_an_answer_that_echoes_the_api_key_keeps_none_of_it(
     secret = "sk-nlue-echo-0123456789abcdef"
     monkeypatch.setenv("NLUE_ECHO_KEY", secret)
     server.state.rules = {"ECHO": "echo-auth"}
-    journal = tmp_path / "journal.jsonl"
+    journal = tmp_path / "answers.sqlite"
     (answer,) = _lm(server.base_url, api_key_env="NLUE_ECHO_KEY", journal=journal).generate(
         [GenerationRequest(prompt="ECHO नमस्ते", max_new_tokens=64)]
     )
     assert server.state.records[0].authorization == f"Bearer {secret}"  # sent, and echoed by the "model"
     assert "(you sent Bearer ***)" in answer.text and secret not in answer.text
-    assert secret not in journal.read_text(encoding="utf-8")
+    assert secret not in cache_text(journal)
 
 
 def test_a_named_key_variable_that_is_unset_is_a_warning_before_the_first_request(

@@ -1,8 +1,9 @@
-"""The answer journal: stable keys, durable appends, a cut-short last line tolerated, one run at a time."""
+"""The answer cache: stable keys, durable writes, the first answer wins, several writers, old journals imported."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -10,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from nlue.errors import NlueError
+from nlue.lm.answer_cache import AnswerCache
 from nlue.lm.base import ChatMessage, Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest
-from nlue.lm.journal import Journal, JournalledCall, request_key
+from nlue.lm.journal import JournalledCall, request_key
+from tests.answer_store import count_answers, stored
 
 
 def _entry(key: str, value: float) -> dict:
@@ -42,46 +45,98 @@ def test_key_is_stable_across_processes_and_follows_every_part() -> None:
 
 
 def test_answers_survive_reopening_and_duplicates_are_written_once(tmp_path: Path) -> None:
-    path = tmp_path / "runs" / "journal.jsonl"
+    path = tmp_path / "runs" / "answers.sqlite"
     requests = [LoglikelihoodRequest("क", " ख"), LoglikelihoodRequest("ग", " घ"), LoglikelihoodRequest("क", " ख")]
-    with Journal(path) as journal:
-        call = JournalledCall(journal, "m", "loglikelihood", {}, [r.to_dict() for r in requests])
+    with AnswerCache(path) as cache:
+        call = JournalledCall(cache, "m", "loglikelihood", {}, [r.to_dict() for r in requests])
         assert call.pending == [0, 1]  # the repeated request is asked once
         call.record([(0, Loglikelihood(-1.5, True).to_dict()), (1, Loglikelihood(-2.0, False).to_dict())])
         assert [r["logprob"] for r in call.results()] == [-1.5, -2.0, -1.5]
-    assert len(path.read_text(encoding="utf-8").splitlines()) == 2
-    with Journal(path) as journal:
-        again = JournalledCall(journal, "m", "loglikelihood", {}, [r.to_dict() for r in requests])
+        assert (cache.counts.asked, cache.counts.from_cache) == (2, 0)
+    assert count_answers(path) == 2
+    with AnswerCache(path) as cache:
+        again = JournalledCall(cache, "m", "loglikelihood", {}, [r.to_dict() for r in requests])
         assert again.pending == [] and again.from_journal == 3
         assert [r["logprob"] for r in again.results()] == [-1.5, -2.0, -1.5]
-        journal.append([_entry(again.keys[0], 9.0)])  # an answer already there is not written again
-    assert len(path.read_text(encoding="utf-8").splitlines()) == 2
+        assert (cache.counts.asked, cache.counts.from_cache) == (0, 3)
+        assert cache.append([_entry(again.keys[0], 9.0)]) == {
+            again.keys[0]: {"logprob": -1.5, "is_greedy": True}
+        }  # the first one wins
+    assert [e["result"]["logprob"] for e in stored(path)] == [-1.5, -2.0]
 
 
-def test_a_cut_short_last_line_is_dropped_and_the_file_repaired(tmp_path: Path, caplog) -> None:
-    path = tmp_path / "journal.jsonl"
-    good = json.dumps(_entry("a", -1.0)) + "\n"
-    path.write_text(good + '{"key": "b", "result": {"logp', encoding="utf-8")
-    with Journal(path) as journal:
-        assert "a" in journal and "b" not in journal and len(journal) == 1
-        journal.append([_entry("b", -2.0)])
-    assert "partly written last line" in caplog.text
-    lines = path.read_text(encoding="utf-8").splitlines()
-    assert [json.loads(line)["key"] for line in lines] == ["a", "b"]
+def test_a_row_changed_by_something_else_is_an_error_naming_the_file_and_key(tmp_path: Path) -> None:
+    """issue 31, item 2: a row whose JSON does not parse is refused, never handed out as an answer."""
+    path = tmp_path / "answers.sqlite"
+    with AnswerCache(path) as cache:
+        cache.append([_entry("a" * 64, -1.0)])
+    db = sqlite3.connect(path)
+    db.execute("UPDATE answers SET result = '{\"logprob\": -1' WHERE key = ?", ("a" * 64,))
+    db.commit()
+    db.close()
+    with (
+        AnswerCache(path) as cache,
+        pytest.raises(NlueError, match=rf"answers\.sqlite, key {'a' * 64}: the result is not JSON"),
+    ):
+        cache.result("a" * 64)
 
 
-def test_a_corrupt_line_in_the_middle_is_an_error_naming_the_line(tmp_path: Path) -> None:
-    path = tmp_path / "journal.jsonl"
-    path.write_text(json.dumps(_entry("a", -1.0)) + "\nnot json\n" + json.dumps(_entry("c", -3.0)) + "\n")
-    with pytest.raises(NlueError, match=r"journal\.jsonl, line 2: not a journal entry"):
-        Journal(path)
+def test_an_older_journal_or_another_file_is_refused_not_overwritten(tmp_path: Path) -> None:
+    """issue 31, item 2: --journal naming a JSON-lines journal of an older nlue says how to import it."""
+    old = tmp_path / "old.jsonl"
+    old.write_text(json.dumps(_entry("a", -1.0)) + "\n", encoding="utf-8")
+    with pytest.raises(NlueError, match=r"older nlue \(JSON lines\).*nlue cache import .*old\.jsonl"):
+        AnswerCache(old)
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+    with pytest.raises(NlueError, match="not an nlue answer cache"):
+        AnswerCache(other)
+    assert old.read_text(encoding="utf-8").startswith("{")
 
 
-def test_one_run_at_a_time(tmp_path: Path) -> None:
-    path = tmp_path / "journal.jsonl"
-    with Journal(path), pytest.raises(NlueError, match="in use by another run"):
-        Journal(path)
-    Journal(path).close()  # released on close
+WRITER = """
+import sys
+from nlue.lm.answer_cache import AnswerCache
+from nlue.lm.journal import JournalledCall
+cache = AnswerCache(sys.argv[1])
+for start in range(0, 400, 20):  # 20 small transactions, each request answered by this writer's name
+    requests = [{"prompt": f"q{i}"} for i in range(start, start + 20)]
+    call = JournalledCall(cache, "m", "generate", {}, requests)
+    call.record((i, {"text": sys.argv[2]}) for i in call.pending)
+print(cache.counts.asked)
+"""
+
+
+def test_two_processes_write_one_cache_at_once(tmp_path: Path) -> None:
+    """issue 31, item 2: two writers at once both finish, and every answer is there once (the first one stored)."""
+    path = tmp_path / "answers.sqlite"
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), name], stdout=subprocess.PIPE, text=True)
+               for name in ("one", "two")]  # fmt: skip
+    outputs = [w.communicate(timeout=120)[0] for w in writers]
+    assert [w.returncode for w in writers] == [0, 0]
+    rows = stored(path)
+    assert len(rows) == len({r["key"] for r in rows}) == 400
+    assert {r["result"]["text"] for r in rows} <= {"one", "two"}
+    assert sum(int(out) for out in outputs) >= 400  # each asked what it did not find; together everything
+
+
+def test_an_older_journal_is_imported_with_every_key_checked(tmp_path: Path) -> None:
+    """issue 31, item 2: `nlue cache import` adds an older journal's answers; a line whose key is not that of
+    what it holds (an older key version) is skipped, and a rerun then asks nothing."""
+    from nlue.cli import main
+
+    request = LoglikelihoodRequest("क", " ख").to_dict()
+    good = {**_entry(request_key("m", "loglikelihood", request, {}), -1.0), "answerer": "m", "request": request}
+    stale = {**good, "key": "0" * 64}
+    journal = tmp_path / "m.jsonl"
+    journal.write_text(json.dumps(good) + "\n" + json.dumps(stale) + "\n" + '{"key": "cut', encoding="utf-8")
+    cache = tmp_path / "mine.sqlite"
+    assert main(["cache", "import", str(journal), "--journal", str(cache)]) == 0
+    with AnswerCache(cache) as store:
+        call = JournalledCall(store, "m", "loglikelihood", {}, [request])
+        assert call.pending == [] and call.results() == [{"logprob": -1.0}]
+    assert len(stored(cache)) == 1
+    assert main(["cache", "import", str(tmp_path / "missing.jsonl")]) == 2
 
 
 def test_generation_requests_and_results_round_trip() -> None:

@@ -19,6 +19,7 @@ import pytest
 from nlue.errors import NlueError
 from nlue.lm.base import ChatMessage, GenerationRequest, LoglikelihoodRequest
 from nlue.lm.local import LocalCausalLM
+from tests.answer_store import count_answers, stored
 
 QUESTIONS = [
     "प्रश्न: नेपालको राजधानी कहाँ हो?\nउत्तर:",
@@ -119,8 +120,8 @@ def test_chat_messages_use_the_chat_template(tiny_lms: dict[str, Path]) -> None:
         base.generate([GenerationRequest(messages=chat)])
 
 
-def test_a_second_run_is_answered_from_the_journal(tiny_lms: dict[str, Path], tmp_path: Path) -> None:
-    journal = tmp_path / "journal.jsonl"
+def test_a_second_run_is_answered_from_the_cache(tiny_lms: dict[str, Path], tmp_path: Path) -> None:
+    journal = tmp_path / "answers.sqlite"
     lm = LocalCausalLM(tiny_lms["gpt2"], journal=journal, show_progress=False)
     requests = [LoglikelihoodRequest(q, o) for q in QUESTIONS[:2] for o in OPTIONS]
     prompts = [GenerationRequest(prompt=q, max_new_tokens=4) for q in QUESTIONS[:2]]
@@ -128,7 +129,7 @@ def test_a_second_run_is_answered_from_the_journal(tiny_lms: dict[str, Path], tm
     lm.model.forward = None  # any model call now fails
     assert lm.loglikelihood(requests) == first
     assert lm.generate(prompts) == first_text
-    lines = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+    lines = stored(journal)
     assert len(lines) == len(requests) + len(prompts) == len({line["key"] for line in lines})
     assert {line["model"] for line in lines} == {lm.name}
 
@@ -150,16 +151,16 @@ lm.loglikelihood([LoglikelihoodRequest(f"प्रश्न {i}:", f" उत्�
 def test_a_run_killed_mid_way_resumes_with_nothing_lost_or_asked_twice(
     tiny_lms: dict[str, Path], tmp_path: Path
 ) -> None:
-    journal = tmp_path / "journal.jsonl"
+    journal = tmp_path / "answers.sqlite"
     child = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(tiny_lms["gpt2"]), str(journal)])
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and child.poll() is None:
-        if journal.exists() and journal.read_text(encoding="utf-8").count("\n") >= 40:
+        if count_answers(journal) >= 40:
             break
         time.sleep(0.05)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
-    done_before = journal.read_text(encoding="utf-8").count("\n")
+    done_before = count_answers(journal)
     assert 40 <= done_before < 400, "the run must be killed mid-way"
     requests = [LoglikelihoodRequest(f"प्रश्न {i}:", f" उत्तर {j}") for i in range(100) for j in range(4)]
     lm = LocalCausalLM(tiny_lms["gpt2"], batch_size=4, journal=journal, show_progress=False)
@@ -168,7 +169,7 @@ def test_a_run_killed_mid_way_resumes_with_nothing_lost_or_asked_twice(
     lm.encoder.encode = lambda i, r, *rest: asked.append(i) or encode(i, r, *rest)
     resumed = lm.loglikelihood(requests)
     assert len(asked) == 400 - done_before  # exactly the unanswered ones
-    keys = [json.loads(line)["key"] for line in journal.read_text(encoding="utf-8").splitlines()]
+    keys = [entry["key"] for entry in stored(journal)]
     assert len(keys) == len(set(keys)) == 400
     fresh = LocalCausalLM(tiny_lms["gpt2"], batch_size=7, show_progress=False).loglikelihood(requests)
     assert [r.logprob for r in resumed] == pytest.approx([r.logprob for r in fresh], abs=1e-5)

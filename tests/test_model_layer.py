@@ -74,7 +74,7 @@ def _model_options(parser: argparse.ArgumentParser) -> dict[str, str]:
     for action in parser._actions:
         for option in action.option_strings:
             if option in ("--model", "--endpoint", "--backend", "--api-key-env", "--concurrency", "--timeout",
-                          "--max-retries", "--device", "--dtype", "--journal"):  # fmt: skip
+                          "--max-retries", "--device", "--dtype", "--journal", "--cache-dir", "--no-cache"):  # fmt: skip
                 seen[option] = action.help.split("(")[0]
     return seen
 

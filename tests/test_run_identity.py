@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from nlue.cli import main
+from tests.answer_store import cache_text, stored
 
 pytest.importorskip("transformers")
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -199,7 +200,7 @@ def _key_as_version_1(identity: dict) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-# ------------------------------------------------------------------ item 2: the journal keys on what answers
+# ------------------------------------------------------------------ item 2: the answer cache keys on what answers
 def test_answers_from_one_server_never_stand_for_anothers(
     transformers_serve, sample_build, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -210,16 +211,16 @@ def test_answers_from_one_server_never_stand_for_anothers(
     url, model = transformers_serve
     served = ["llm", "nlue", "--model", str(model), "--dataset", str(sample_build.repo_dir), "--tasks", "sa",
               "--mode", "generate", "--limit", "2", "--max-new-tokens", "4", "--concurrency", "1", "--bootstrap", "0",
-              "--results-dir", str(tmp_path), "--journal", str(tmp_path / "journal.jsonl"), "-q"]  # fmt: skip
+              "--results-dir", str(tmp_path), "--journal", str(tmp_path / "answers.sqlite"), "-q"]  # fmt: skip
     assert main([*served, "--endpoint", url, "--name", "live"]) == 0
     dead = f"http://user:secret-word@127.0.0.1:{free_port()}/v1"
     code = main([*served, "--endpoint", dead, "--name", "dead", "--max-retries", "0"])
     assert code != 0, "answered from another server's journal"
     assert "Connection refused" in capsys.readouterr().err or code == 1
     assert not list(tmp_path.glob("dead*/sa.json"))
-    lines = [json.loads(line) for line in (tmp_path / "journal.jsonl").read_text(encoding="utf-8").splitlines()]
+    lines = stored(tmp_path / "answers.sqlite")
     assert lines and {line["answerer"]["endpoint"] for line in lines} == {url}
-    assert "secret-word" not in (tmp_path / "journal.jsonl").read_text(encoding="utf-8")
+    assert "secret-word" not in cache_text(tmp_path / "answers.sqlite")
     saved = _read(tmp_path / "live__en-0shot-generate-limit2" / "sa.json")["identity"]
     assert saved["endpoint"] == url and saved["model"] == str(model) and saved["model_fingerprint"] is None
 

@@ -18,6 +18,7 @@ import yaml
 from nlue.cli import main
 from nlue.cli_support import EXIT_INPUT
 from nlue.evals.sweep.cli import shipped_rosters
+from tests.answer_store import count_answers
 from tests.sweep_processes import start_sweep
 
 CELLS = 10  # the tiny roster's grid
@@ -267,7 +268,7 @@ def _tree(out: Path) -> dict[str, Any]:
     return tree
 
 
-def test_a_kill_mid_sweep_and_a_rerun_give_the_same_results_tree(swept: dict[str, Any]) -> None:
+def test_a_kill_mid_sweep_and_a_rerun_give_the_same_results_tree(swept: dict[str, Any], answer_cache: Path) -> None:
     psutil = pytest.importorskip("psutil")
     root = swept["out"].parent
     killed = root / "killed"
@@ -276,12 +277,12 @@ def test_a_kill_mid_sweep_and_a_rerun_give_the_same_results_tree(swept: dict[str
     roster = root / "killed.yaml"
     roster.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
     process = start_sweep(str(roster), "-q", cwd=root)
-    journal = killed / "results" / "journals" / "causal-lm.jsonl"
     done = killed / "sweep" / "done"
     deadline = time.monotonic() + 600
-    # Kill it in the middle of the first LLM cell (its journal half written), or at worst between cells.
+    # Kill it in the middle of the first LLM cell (its answers half stored), or at worst between cells. This test's
+    # answer cache is its own, so the killed sweep asks afresh what the first sweep (the session's cache) asked.
     while time.monotonic() < deadline and process.poll() is None:
-        answered = len(journal.read_text(encoding="utf-8").splitlines()) if journal.is_file() else 0
+        answered = count_answers(answer_cache)
         if answered >= 20 or len(list(done.glob("*.json"))) >= 3:
             break
         time.sleep(0.05)

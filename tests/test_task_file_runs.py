@@ -25,6 +25,7 @@ pytest.importorskip("transformers")
 
 from nlue.cli import main
 from nlue.registry.label_prompts import ANSWER_LINES
+from tests.answer_store import stored
 from tests.user_task_files import write_ne_idioms, write_ne_topic, write_si_exam, write_ur_sentiment
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -46,8 +47,10 @@ def tasks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def _journal_requests(results: Path) -> list[dict[str, Any]]:
-    return [json.loads(line)["request"] for path in (results / "journals").glob("*.jsonl")
-            for line in path.read_text(encoding="utf-8").splitlines()]  # fmt: skip
+    """Every request the test's runs asked (the per-test answer cache; ``results`` is no longer where it is)."""
+    from nlue.lm.answer_cache import cache_path
+
+    return [entry["request"] for entry in stored(cache_path())]
 
 
 def test_fine_tuning_a_user_task_with_seeds_from_a_built_dataset_alone(tasks: dict[str, Any], tmp_path: Path) -> None:

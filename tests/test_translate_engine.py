@@ -26,6 +26,7 @@ import pytest
 import tests.lm_fault_server as fault_server
 from nlue.cli import main as nlue_main
 from nlue.translate.cli import main as translate_main
+from tests.answer_store import count_answers, stored
 from tests.lm_fault_server import FaultServer, tokens_of
 
 GLUE = Path(__file__).parent / "data" / "glue"
@@ -183,7 +184,7 @@ def test_answer_faults_are_retried_split_and_rejected(server: FaultServer, tmp_p
     assert report["script_filter"]["rows_with_latin_words"] == 0
     assert report["class_balance"] == {"before": {"entailment": 8, "not_entailment": 4},
                                        "after": {"entailment": 7, "not_entailment": 2}}  # fmt: skip
-    # a second run answers everything from the journal: nothing is asked, the same rows come out
+    # a second run answers everything from the answer cache: nothing is asked, the same rows come out
     before = len(server.state.records)
     first = (out / "rte" / "train.translated.jsonl").read_bytes()
     assert _translate(server, source, out, "--batch-size", "4") == 0
@@ -253,7 +254,7 @@ KILLED_RUN = "import sys; from nlue.translate.cli import main; sys.exit(main(sys
 
 
 def test_a_run_killed_with_sigkill_resumes_to_exactly_the_uninterrupted_rows(
-    server: FaultServer, tmp_path: Path
+    server: FaultServer, tmp_path: Path, answer_cache: Path
 ) -> None:
     rows = [(f"Premise {i} about the {w} market.", f"Claim {i}.", ("entailment", "not_entailment")[i % 3 == 0])
             for i, w in enumerate(["old", "new", "night", "fish", "fruit", "book"] * 7)]  # fmt: skip
@@ -261,19 +262,19 @@ def test_a_run_killed_with_sigkill_resumes_to_exactly_the_uninterrupted_rows(
     common = ["--task", "rte", "--source", str(source), "--endpoint", server.base_url, "--model", "tiny",
               "--batch-size", "2", "--concurrency", "2", "--timeout", "5", "-q"]  # fmt: skip
     killed = tmp_path / "killed"
-    journal = killed / "_translate" / "rte-train" / "journal.jsonl"
+    journal = answer_cache
     server.state.delay = 0.05
     child = subprocess.Popen([sys.executable, "-c", KILLED_RUN, *common, "--out", str(killed)])
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and child.poll() is None:
-        if journal.exists() and journal.read_text(encoding="utf-8").count("\n") >= 6:
+        if count_answers(journal) >= 6:
             break
         time.sleep(0.02)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     time.sleep(0.2)  # requests in flight reach the server's records
     server.state.delay = 0.0
-    kept = {json.loads(line)["request"]["messages"][-1]["content"] for line in journal.read_text().splitlines()}
+    kept = {entry["request"]["messages"][-1]["content"] for entry in stored(journal)}
     assert 6 <= len(kept) < 21, "the run must be killed mid-way"
     assert not (killed / "rte").exists()  # the output is written whole at the end, or not at all
     before = len(server.state.records)
@@ -282,7 +283,7 @@ def test_a_run_killed_with_sigkill_resumes_to_exactly_the_uninterrupted_rows(
     assert not kept & set(asked_again) and len(asked_again) == len(set(asked_again))  # nothing asked twice
     assert len(kept) + len(asked_again) == 21  # 14 + 7 rows in batches of 2: nothing lost
     whole = tmp_path / "whole"
-    assert translate_main([*common, "--out", str(whole)]) == 0
+    assert translate_main([*common, "--out", str(whole), "--no-cache"]) == 0  # asked afresh, not read back
     output = Path("rte") / "train.translated.jsonl"
     assert (killed / output).read_bytes() == (whole / output).read_bytes()
     assert len(_rows(whole / output)) == 42

@@ -1,9 +1,9 @@
-"""`nlue translate --mt-model`: a local transformers translation model, batched and journalled.
+"""`nlue translate --mt-model`: a local transformers translation model, batched, its answers cached.
 
 The model is a tiny Marian encoder-decoder with random weights and a tokenizer trained
 here on English and Nepali text: its output is gibberish, which is the point: whatever
 it writes ends as a row or a counted reject, never a crash, and a second run reads every
-translation back from the journal.
+translation back from the answer cache.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from nlue.registry.tasks import get_task
 from nlue.text.normalize import normalize_text
 from nlue.translate.cli import main as translate_main
 from nlue.translate.readers import read_source
+from tests.answer_store import count_answers
 
 GLUE = Path(__file__).parent / "data" / "glue"
 
@@ -49,8 +50,8 @@ def _rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def test_local_model_translates_every_row_or_rejects_it_and_resumes_from_the_journal(
-    tiny_marian: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_torch_thread
+def test_local_model_translates_every_row_or_rejects_it_and_resumes_from_the_cache(
+    tiny_marian: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_torch_thread, answer_cache: Path
 ) -> None:
     from nlue.lm.seq2seq import Seq2SeqLM as Seq2SeqTranslator
 
@@ -80,9 +81,8 @@ def test_local_model_translates_every_row_or_rejects_it_and_resumes_from_the_jou
             assert by_id[row.source_id]["question"] == normalize_text(question)
             assert by_id[row.source_id]["label"] == get_task("qnli").label_names[row.label]
             assert by_id[row.source_id]["provenance"]["model"] == f"mt:{tiny_marian}"
-    journal = work / "journal.jsonl"
-    assert len(journal.read_text().splitlines()) == len(set(texts))
-    # a second run translates nothing: every text comes from the journal
+    assert count_answers(answer_cache) == len(set(texts))
+    # a second run translates nothing: every text comes from the answer cache
     monkeypatch.setattr(Seq2SeqTranslator, "_generate", lambda self, texts: pytest.fail("asked again"))
     first = output.read_bytes()
     assert translate_main(argv) == 0

@@ -102,7 +102,7 @@ def test_backtranslation_scores_a_seeded_sample_against_the_english(server: Faul
         sacrebleu.sentence_chrf(rows[0]["back"], [rows[0]["english"]]).score, abs=0.01
     )
     asked = len(server.state.records)
-    assert translate_main(argv) == 0 and len(server.state.records) == asked  # journalled: nothing asked again
+    assert translate_main(argv) == 0 and len(server.state.records) == asked  # cached: nothing asked again
     assert translate_main(["backtranslate", "--task", "rte", "--out", str(out), "-q"]) == 2
 
 

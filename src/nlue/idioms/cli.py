@@ -157,22 +157,23 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
 def _zero_shot_factory(args: argparse.Namespace, stack: contextlib.ExitStack, model: list[Any]) -> Any:
     """Builds the zero-shot scorer when first needed, so that bad data is reported before a model loads.
 
-    ``model`` keeps the loaded model for the next prompt language (``--prompt-language both``).
+    ``model`` keeps the loaded model, its mode and its answer store for the next prompt language
+    (``--prompt-language both``).
     """
 
     def build() -> Any:
         from nlue.evals.llm.label_generation import DEFAULT_LABEL_TOKENS
         from nlue.idioms.zero_shot import LabelGenerator, LabelScorer
         from nlue.lm.factory import choose_mode, load_model
-        from nlue.lm.journal import Journal
-        from nlue.lm.options import default_journal, model_spec_from_args
+        from nlue.lm.options import model_spec_from_args, note_old_journal, old_journal, open_answer_store
         from nlue.registry.tasks import get_task
 
         if not model:
-            journal = stack.enter_context(Journal(args.journal or default_journal(args.results_dir, args.model)))
+            note_old_journal(old_journal(args.results_dir, args.model))
+            journal = stack.enter_context(open_answer_store(args))
             loaded = load_model(model_spec_from_args(args, journal=journal))
-            model.append((loaded, choose_mode(loaded, args.mode, f"{args.task} zero-shot")))
-        loaded, mode = model[0]
+            model.append((loaded, choose_mode(loaded, args.mode, f"{args.task} zero-shot"), journal))
+        loaded, mode, _ = model[0]
         task = get_task(args.task)
         if mode == "generate":
             chat = loaded.describe().chat if args.chat is None else args.chat
@@ -215,6 +216,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
                 print()
             print(variant_text(report.cells, report.floors))
             print(f"\n{len(report.paths)} results files under {args.results_dir}\n")
+        if loaded:  # the zero-shot setting asked a model
+            from nlue.lm.answer_cache import answers_line
+
+            print(answers_line(loaded[0][2]))
     return 0
 
 

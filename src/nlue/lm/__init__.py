@@ -12,7 +12,7 @@
   servers), :mod:`nlue.lm.masked` (masked LMs: GMET's word predictor, pseudo-log-likelihood scoring),
   :mod:`nlue.lm.checkpoints` (fine-tuned classifiers, adapters), :mod:`nlue.lm.seq2seq` (translation
   models), :mod:`nlue.lm.baselines` (models that need no download);
-* what they share: :mod:`nlue.lm.journal` (resumable runs), :mod:`nlue.lm.cost`, :mod:`nlue.lm.progress`,
+* what they share: :mod:`nlue.lm.answer_cache` and :mod:`nlue.lm.journal` (answers asked once, resumable runs), :mod:`nlue.lm.cost`, :mod:`nlue.lm.progress`,
   :mod:`nlue.lm.families` (encoder layouts for the presets), :mod:`nlue.lm.tiny` (tiny local models).
 
 The backends are imported from their modules, so that ``import nlue.lm`` needs neither torch nor openai.
@@ -20,6 +20,7 @@ The backends are imported from their modules, so that ``import nlue.lm`` needs n
 
 from __future__ import annotations
 
+from nlue.lm.answer_cache import AnswerCache
 from nlue.lm.base import (
     ChatMessage,
     Generation,
@@ -33,6 +34,7 @@ from nlue.lm.journal import Journal
 from nlue.lm.spec import ModelSpec
 
 __all__ = [
+    "AnswerCache",
     "Capabilities",
     "ChatMessage",
     "Generation",

@@ -19,8 +19,9 @@
   times (:mod:`nlue.lm.http_retry`; each retry logged
   once with its cause and counted in the description); after ``max_consecutive_failures``
   failed requests in a row, or when every request failed, the run stops with a
-  :class:`~nlue.errors.ServiceError` that says what failed and how many answers the journal keeps. Answers are journalled as they arrive
-  (one line, fsync'd, each), so a killed run resumes with nothing lost or asked twice.
+  :class:`~nlue.errors.ServiceError` that says what failed and how many answers the cache keeps. Answers go into
+  the answer cache as they arrive (:mod:`nlue.lm.answer_cache`, committed each), so a killed run resumes with
+  nothing lost or asked twice.
 * The API key is read from the environment variable the user names (``OPENAI_API_KEY`` by
   default) and only handed to the client: it is never logged, journalled or described, and is
   masked in any server message that quotes it and in any answer that echoes it (as are the
@@ -40,6 +41,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from nlue.errors import NlueError, ServiceError
+from nlue.lm.answer_cache import AnswerCache
 from nlue.lm.base import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest, cut_at_stop
 from nlue.lm.cost import UsageMeter
 from nlue.lm.description import LOGLIK, Capabilities, ModelDescription, run_locally_advice
@@ -48,7 +50,7 @@ from nlue.lm.http_deadline import deadline, http_client
 from nlue.lm.http_endpoint import parse_endpoint, read_api_key
 from nlue.lm.http_pace import PaceWatch
 from nlue.lm.http_retry import Failure, MalformedResponse, RetryLog, RetryPolicy, ServerLimitation, classify
-from nlue.lm.journal import Journal, JournalledCall, open_journal
+from nlue.lm.journal import JournalledCall, open_journal
 from nlue.lm.progress import WarningTally, progress_bar
 from nlue.text.safe import redact
 
@@ -77,7 +79,7 @@ class OpenAICompatibleLM:
         failed_generations: Literal["raise", "return"] = "raise",
         prompt_price_per_1k: float | None = None,
         completion_price_per_1k: float | None = None,
-        journal: Journal | str | os.PathLike[str] | None = None,
+        journal: AnswerCache | str | os.PathLike[str] | None = None,  # the answer cache (or a path to one)
         show_progress: bool = True,
     ) -> None:
         import openai
@@ -301,7 +303,7 @@ class OpenAICompatibleLM:
                     return call.results(unjournalled=errors)
                 message = (
                     f"{len(failed)} of {len(call.pending)} {kind} requests to {self.base_url} failed after "
-                    f"{self.policy.max_retries} retries (first: {first.description}). {self._kept(call, journal)}"
+                    f"{self.policy.max_retries} retries (first: {first.description}). {call.kept()}"
                 )
                 # Refused requests (a 4xx such as a prompt too long) are the input's; timeouts and 5xx the server's.
                 raise ServiceError(message) if any(f.retryable for f in failed.values()) else NlueError(message)
@@ -309,19 +311,6 @@ class OpenAICompatibleLM:
         finally:
             if owned and journal is not None:
                 journal.close()
-
-    def _kept(self, call: JournalledCall, journal: Journal | None) -> str:
-        total = len(set(call.keys))
-        if journal is None:
-            return (
-                f"{call.answered} of {total} distinct requests were answered, but no journal was given, so they are not "
-                "kept; give a journal to make runs resumable"
-            )
-        return (
-            f"{call.answered} of {total} distinct requests are answered and journalled in {journal.path} "
-            f"({call.from_journal} from earlier runs); run the same command again to ask only the "
-            f"{total - call.answered} others"
-        )
 
     def _drive(self, call: JournalledCall, requests: Sequence[Any], ask: Callable, where: str, kind: str) -> dict:
         """Ask every pending request; journal answers as they come; return the failures by request position.
@@ -379,7 +368,7 @@ class OpenAICompatibleLM:
                 stop.set()  # Ctrl-C: what was answered is in the journal already
                 raise
         if abort is not None:
-            message = f"{abort.description}. {self._kept(call, call.journal)}"
+            message = f"{abort.description}. {call.kept()}"
             # A refused key, an unknown model or a server that lacks the mode: the user's to fix. An outage is not.
             raise NlueError(message) if abort.fatal else ServiceError(message)
         return failed

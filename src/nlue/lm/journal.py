@@ -1,23 +1,18 @@
-"""The answer journal: every answered request, one JSON line each, so a re-run asks nothing twice.
+"""Requests seen through the answer cache: the key of each request, and what is still to ask.
 
-A line is ``{"key", "model", "answerer", "kind", "request", "params", "result"}``. The key is a
-SHA-256 of what answers, the request kind, the request itself and the decoding parameters
-(canonical JSON), so it is the same in every process and changes when any of them changes. What
-answers is the identity of :func:`nlue.lm.fingerprint.answerer_identity`, not the model's name:
-the backend, the folder, Hub id or served name, a fingerprint of the weights (a folder's sampled
-content hash, a Hub snapshot's commit) and a server's endpoint without credentials. So answers
-from one server never stand for another's (the same served name on another port is asked afresh),
-a model retrained into the same folder is asked afresh, and so is a different token cap or stop
-list. Journals only ever grow; lines written under an older :data:`KEY_VERSION` are simply never
-matched again.
+:func:`request_key` is a SHA-256 of what answers, the request kind, the request itself and the
+decoding parameters (canonical JSON), so it is the same in every process and changes when any of
+them changes. What answers is the identity of :func:`nlue.lm.fingerprint.answerer_identity`, not
+the model's name: the backend, the folder, Hub id or served name, a fingerprint of the weights (a
+folder's sampled content hash, a Hub snapshot's commit) and a server's endpoint without
+credentials. So answers from one server never stand for another's (the same served name on another
+port is asked afresh), a model retrained into the same folder is asked afresh, and so is a different
+token cap or stop list. Answers stored under an older :data:`KEY_VERSION` are simply never matched.
 
-Why it survives ``kill -9``: lines are appended with one ``write`` per batch followed by
-``flush`` and ``fsync``, so a killed run loses at most the answers it had not yet written. A
-last line cut short by the kill has no newline; loading drops it (and truncates the file back
-to the last complete line, so the next append starts clean) and its request is simply asked
-again. Any other unreadable line is an error that names the file and line: the journal was
-edited or written by something else. One run at a time may hold a journal (an exclusive
-``flock``; the operating system releases it when the process dies, however it dies).
+:class:`JournalledCall` looks a call's requests up in the store (:class:`nlue.lm.answer_cache.AnswerCache`,
+shared by every run; the name is the one it had when the store was a journal per model), lists those
+still to ask and stores each answer as it arrives, so a killed run asks only what is missing.
+:func:`read_journal` reads the JSON-lines journals of older nlue versions, for ``nlue cache import``.
 """
 
 from __future__ import annotations
@@ -31,6 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from nlue.errors import NlueError
+from nlue.lm.answer_cache import AnswerCache
+
+# The store's name from when it was a journal file per model; code written against it goes on importing it.
+Journal = AnswerCache
 
 logger = logging.getLogger(__name__)
 
@@ -61,122 +60,19 @@ def answerer_of(answerer: Any) -> str | dict[str, Any]:
     return answerer_identity(answerer)
 
 
-class Journal:
-    """An append-only JSONL file of answered requests, held exclusively while open."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        created = not self.path.exists()
-        self._file = self.path.open("a+b")
-        try:
-            self._lock()
-            self._entries: dict[str, dict[str, Any]] = self._load()
-        except BaseException:
-            self._file.close()
-            raise
-        if created:
-            _fsync_directory(self.path.parent)
-
-    def _lock(self) -> None:
-        try:
-            import fcntl
-        except ImportError:  # Windows: no advisory locks; one run at a time is then the user's to keep
-            return
-        try:
-            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            raise NlueError(
-                f"the journal {self.path} is in use by another run; wait for it to finish or give this run another journal"
-            ) from exc
-
-    def _load(self) -> dict[str, dict[str, Any]]:
-        self._file.seek(0)
-        data = self._file.read()
-        complete = data.rfind(b"\n") + 1
-        if complete < len(data):
-            logger.warning(
-                "%s: dropped a partly written last line (%d bytes, from a run that was stopped); "
-                "its request will be asked again",
-                self.path,
-                len(data) - complete,
-            )
-            self._file.truncate(complete)
-            os.fsync(self._file.fileno())
-        entries: dict[str, dict[str, Any]] = {}
-        for number, line in enumerate(data[:complete].splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-                key = entry["key"]
-                entry["result"]
-            except (ValueError, KeyError, TypeError) as exc:
-                raise NlueError(
-                    f"{self.path}, line {number}: not a journal entry ({exc}); the journal was changed by "
-                    "something else; move it away to start afresh, or delete that line"
-                ) from exc
-            entries.setdefault(key, entry)  # the first answer wins; a duplicate line changes nothing
-        return entries
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._entries
-
-    def result(self, key: str) -> dict[str, Any] | None:
-        entry = self._entries.get(key)
-        return None if entry is None else entry["result"]
-
-    def append(self, entries: Iterable[dict[str, Any]]) -> None:
-        """Write entries (each with ``key`` and ``result``) durably: one write, flush, fsync."""
-        new = [e for e in entries if e["key"] not in self._entries]
-        if not new:
-            return
-        lines = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in new)
-        self._file.seek(0, os.SEEK_END)
-        self._file.write(lines.encode("utf-8"))
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        for entry in new:
-            self._entries[entry["key"]] = entry
-
-    def close(self) -> None:
-        if not self._file.closed:
-            self._file.close()  # closing releases the lock
-
-    def __enter__(self) -> Journal:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # not possible everywhere (Windows); the file's own fsync still holds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 class JournalledCall:
-    """One ``loglikelihood``/``generate`` call seen through the journal.
+    """One ``loglikelihood``/``generate`` call seen through the answer cache.
 
     ``pending`` lists the positions still to ask, one per distinct request (a request that
-    appears twice is asked once); :meth:`record` stores answers and journals them;
-    :meth:`results` returns every answer in request order.
+    appears twice is asked once); :meth:`record` keeps answers and stores them;
+    :meth:`results` returns every answer in request order. ``journal`` is the store (an
+    :class:`~nlue.lm.answer_cache.AnswerCache`, a :class:`~nlue.lm.answer_cache.NoAnswerCache`,
+    or None: nothing looked up, nothing kept, nothing counted).
     """
 
     def __init__(
         self,
-        journal: Journal | None,
+        journal: Any,
         answerer: Any,
         kind: str,
         params: dict[str, Any],
@@ -189,20 +85,31 @@ class JournalledCall:
         self.kind, self.params = kind, params
         self.requests = requests
         self.keys = [request_key(self.answerer, kind, r, params) for r in requests]
-        self._answers: dict[str, dict[str, Any]] = {}
+        known = journal.lookup(self.keys) if journal is not None else {}
+        self._answers: dict[str, dict[str, Any]] = dict(known)
         seen: set[str] = set()
         self.pending: list[int] = []
         for index, key in enumerate(self.keys):
-            known = journal.result(key) if journal is not None else None
-            if known is not None:
-                self._answers[key] = known
-            elif key not in seen:
+            if key not in known and key not in seen:
                 self.pending.append(index)
             seen.add(key)
         self.from_journal = len(requests) - len(self.pending)
+        self.from_cache = sum(1 for key in self.keys if key in known)  # positions the store answered
+        self.asked = 0  # answers received from the model in this call
+        self._count(from_cache=self.from_cache)
+
+    def _count(self, *, asked: int = 0, from_cache: int = 0) -> None:
+        counts = getattr(self.journal, "counts", None)
+        if counts is not None:
+            counts.asked += asked
+            counts.from_cache += from_cache
 
     def record(self, answers: Iterable[tuple[int, dict[str, Any]]]) -> None:
-        """Keep the answers (request position, result) and journal them durably."""
+        """Keep the answers (request position, result) and store them durably.
+
+        Where another run stored an answer to the same request first, that answer is kept instead
+        (the first answer wins), so every run reads the same answers.
+        """
         entries = []
         for index, result in answers:
             key = self.keys[index]
@@ -218,13 +125,29 @@ class JournalledCall:
                     "result": result,
                 }
             )
-        if self.journal is not None:
-            self.journal.append(entries)
+        self.asked += len(entries)
+        self._count(asked=len(entries))
+        if self.journal is not None and entries:
+            self._answers.update(self.journal.append(entries) or {})
 
     @property
     def answered(self) -> int:
-        """Distinct requests answered so far, from the journal or in this call."""
+        """Distinct requests answered so far, from the cache or in this call."""
         return len(self._answers)
+
+    def kept(self) -> str:
+        """What a failed call leaves behind, for its error message."""
+        total = len(set(self.keys))
+        if self.journal is None or not getattr(self.journal, "keeps", True):
+            return (
+                f"{self.answered} of {total} distinct requests were answered, but no answer cache was given "
+                "(or --no-cache), so they are not kept; run with the cache to make runs resumable"
+            )
+        return (
+            f"{self.answered} of {total} distinct requests are answered and kept in the answer cache "
+            f"{self.journal.path} ({self.from_journal} from earlier runs); run the same command again to ask only "
+            f"the {total - self.answered} others"
+        )
 
     def results(self, unjournalled: dict[int, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         """Every answer in request order; ``unjournalled`` fills positions answered only for this call (errors)."""
@@ -235,8 +158,36 @@ class JournalledCall:
         return [self._answers.get(key) or extra[key] for key in self.keys]
 
 
-def open_journal(journal: Journal | str | os.PathLike[str] | None) -> tuple[Journal | None, bool]:
-    """(the journal, whether this call opened it and so must close it)."""
-    if journal is None or isinstance(journal, Journal):
+def open_journal(journal: Any) -> tuple[Any, bool]:
+    """(the store, whether this call opened it and so must close it): a path is opened as an answer cache."""
+    if journal is None or not isinstance(journal, str | os.PathLike):
         return journal, False
-    return Journal(journal), True
+    return AnswerCache(journal), True
+
+
+MAX_JOURNAL_LINE = 32 * 1024 * 1024  # one line of an older journal; a longer one was not written by nlue
+
+
+def read_journal(path: str | os.PathLike[str]) -> Iterable[tuple[int, dict[str, Any]]]:
+    """(line number, entry) for each complete line of an older nlue's JSON-lines journal.
+
+    A last line cut short by a kill is skipped (logged); any other unreadable line is an error naming
+    the file and line.
+    """
+    path = Path(path)
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.endswith(b"\n"):
+                logger.warning("%s, line %d: a partly written last line (%d bytes) skipped", path, number, len(line))
+                return
+            if not line.strip():
+                continue
+            try:
+                if len(line) > MAX_JOURNAL_LINE:
+                    raise ValueError(f"{len(line)} bytes, more than {MAX_JOURNAL_LINE}")
+                entry = json.loads(line)
+                if not isinstance(entry, dict) or not isinstance(entry["key"], str) or "result" not in entry:
+                    raise ValueError("not an object with a key and a result")
+            except (ValueError, KeyError, TypeError) as exc:
+                raise NlueError(f"{path}, line {number}: not a journal entry ({exc})") from exc
+            yield number, entry

@@ -1,4 +1,4 @@
-"""The local backend: a transformers causal LM, loaded once, asked in sorted batches, answers journalled.
+"""The local backend: a transformers causal LM, loaded once, asked in sorted batches, answers cached.
 
 * Placement: on CUDA the weights load in bfloat16 (float16 where the GPU has no bf16) with
   ``device_map="auto"``, so a model larger than one GPU is spread over the GPUs (and CPU)
@@ -10,7 +10,7 @@
   vocabularies) and the text is cut before the first stop sequence. Chat requests go through
   the tokenizer's chat template (``add_generation_prompt=True``); a tokenizer without one is
   an error, not a silent guess.
-* Resume: every batch's answers are journalled before the next batch starts, keyed by
+* Resume: every batch's answers are stored in the answer cache before the next batch starts, keyed by
   ``hf:<model>``, the request and what changes the numbers (dtype, window, BOS rule; for
   chat requests a hash of the chat template).
 """
@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from nlue.errors import NlueError
+from nlue.lm.answer_cache import AnswerCache
 from nlue.lm.base import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest, cut_at_stop
 from nlue.lm.description import Capabilities, ModelDescription
-from nlue.lm.journal import Journal, JournalledCall, open_journal
+from nlue.lm.journal import JournalledCall, open_journal
 from nlue.lm.local_scoring import PairEncoder, PrefixSharingScorer, resolve_max_length
 from nlue.lm.progress import WarningTally, progress_bar
 from nlue.lm.weight_files import readable_weights
@@ -71,7 +72,7 @@ class LocalCausalLM:
         max_length: int | None = None,
         add_bos_token: bool | None = None,
         share_prefixes: bool = True,
-        journal: Journal | str | os.PathLike[str] | None = None,
+        journal: AnswerCache | str | os.PathLike[str] | None = None,  # the answer cache (or a path to one)
         show_progress: bool = True,
         revision: str | None = None,
         trust_remote_code: bool = False,

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ from nlue.lm.spec import (
     DEFAULT_TIMEOUT,
     ModelSpec,
 )
+
+logger = logging.getLogger(__name__)
 
 MODEL_HELP = "a local folder or Hub id; with --endpoint, the name the server knows the model by"
 
@@ -69,17 +72,49 @@ def add_model_options(
                        help="a local model's dtype: auto (bfloat16 on CUDA, else float32), float32, bfloat16, float16")  # fmt: skip
     group.add_argument(batch_flag, dest="model_batch_size", type=int, default=batch_size,
                        help="a local model's batch size" + (" (%(default)s)" if batch_size else ""))  # fmt: skip
-    if journal:
-        group.add_argument("--journal", type=Path,
-                           help="answer journal, which makes a run resumable (default <results-dir>/journals/<model>.jsonl)")  # fmt: skip
+    add_cache_options(parser, journal=journal)
     return group
 
 
-def default_journal(results_dir: Path, model: str) -> Path:
-    """Where a model's answers are journalled when ``--journal`` is not given."""
+def add_cache_options(parser: argparse.ArgumentParser, *, journal: bool = True) -> None:
+    """``--cache-dir``, ``--no-cache`` and (``journal``) ``--journal``: where answers are looked up and kept."""
+    group = parser.add_argument_group(
+        "answer cache",
+        "every answer is kept in a cache shared by all runs, so a rerun, a killed run run again or a second sweep "
+        "asks only what is missing (see `nlue cache report`)",
+    )
+    where = group.add_mutually_exclusive_group()
+    where.add_argument("--cache-dir", type=Path,
+                       help="folder of the shared answer cache, answers.sqlite (default: $NLUE_CACHE_DIR, else "
+                       "$XDG_CACHE_HOME/nlue, else ~/.cache/nlue); on a network file system give each node a local one")  # fmt: skip
+    where.add_argument("--no-cache", action="store_true",
+                       help="ask every request afresh and keep no answer: such a run cannot be resumed")  # fmt: skip
+    if journal:
+        where.add_argument("--journal", type=Path, metavar="FILE",
+                           help="a cache of this run's own (an answers.sqlite file) instead of the shared one")  # fmt: skip
+
+
+def open_answer_store(args: argparse.Namespace) -> Any:
+    """The store the cache options name: an :class:`AnswerCache` (shared or ``--journal``), or none kept."""
+    from nlue.lm.answer_cache import AnswerCache, NoAnswerCache, cache_path
+
+    if getattr(args, "no_cache", False):
+        return NoAnswerCache()
+    return AnswerCache(getattr(args, "journal", None) or cache_path(getattr(args, "cache_dir", None)))
+
+
+def old_journal(results_dir: Path, model: str) -> Path:
+    """Where an older nlue journalled a model's answers (``<results-dir>/journals/<model>.jsonl``)."""
     from nlue.lm.slug import model_slug
 
     return Path(results_dir) / "journals" / f"{model_slug(model)}.jsonl"
+
+
+def note_old_journal(old: Path) -> None:
+    """Say so when an older nlue's journal lies where this run would have used it: its answers are not read."""
+    if old.is_file():
+        logger.warning("%s holds answers of an older nlue, which are no longer read; `nlue cache import %s` adds "
+                       "them to the answer cache", old, old)  # fmt: skip
 
 
 def model_spec_from_args(

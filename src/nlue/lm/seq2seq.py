@@ -6,7 +6,7 @@ Multilingual checkpoints are steered with ``src_lang`` (set on the tokenizer) an
 ``tgt_lang``, the target language's token forced as the first generated one
 (``npi_Deva`` for NLLB, ``__ne__`` for M2M-100).
 
-Every translation is journalled (:mod:`nlue.lm.journal`, model key ``mt:<checkpoint>``),
+Every translation is kept in the answer cache (:mod:`nlue.lm.answer_cache`, model ``mt:<checkpoint>``),
 so a resumed run translates only what it had not; tokens are counted in a
 :class:`~nlue.lm.cost.UsageMeter` (input and output tokens; there is no price).
 """
@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from nlue.errors import NlueError
+from nlue.lm.answer_cache import AnswerCache
 from nlue.lm.cost import UsageMeter
 from nlue.lm.description import Capabilities, ModelDescription
-from nlue.lm.journal import Journal, JournalledCall
+from nlue.lm.journal import JournalledCall
 from nlue.lm.progress import progress_bar
 from nlue.lm.weight_files import readable_weights
 
@@ -34,7 +35,7 @@ class Seq2SeqLM:
     def __init__(
         self,
         model: str | Path,
-        journal: Journal | None = None,
+        journal: AnswerCache | None = None,  # the answer cache
         batch_size: int = 16,
         max_new_tokens: int = 256,
         src_lang: str | None = None,

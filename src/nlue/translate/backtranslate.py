@@ -10,8 +10,8 @@ mostly zero). A high score says meaning survived the round trip; it cannot say t
 is natural, which is the review's job.
 
 The second system is a local translation model (Nepali to English) or a model behind an
-OpenAI-compatible server, asked for the English of one text per request; both are
-journalled under ``backtranslation/`` so an interrupted run resumes.
+OpenAI-compatible server, asked for the English of one text per request; the answers of
+both are kept in the answer cache, so an interrupted run resumes.
 """
 
 from __future__ import annotations

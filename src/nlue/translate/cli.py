@@ -7,7 +7,7 @@
 
 Rows go out in class-wise batches (labels never sent), answers are parsed strictly and
 count-checked (a failed batch is retried, then split, then its rows rejected with a
-reason). Every answer is journalled under ``<out>/_translate/``: run the same command
+reason). Every answer is kept in the answer cache (``nlue cache report``): run the same command
 again after an interruption and only what is missing is asked.
 """
 
@@ -25,9 +25,9 @@ from nlue.cli_support import (
     run_with_parser,
 )
 from nlue.errors import NlueError
+from nlue.lm.answer_cache import answers_line
 from nlue.lm.backends import LANGUAGE_MODEL, TRANSLATOR
-from nlue.lm.journal import Journal
-from nlue.lm.options import add_model_options, model_spec_from_args
+from nlue.lm.options import add_model_options, model_spec_from_args, note_old_journal, open_answer_store
 from nlue.registry.tasks import TASKS, get_task
 from nlue.registry.translation_sources import TRANSLATION_SOURCES
 from nlue.translate.batches import DEFAULT_BATCH_SIZE, DEFAULT_RETRIES
@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _translator(args: argparse.Namespace, journal: Journal) -> Any:
+def _translator(args: argparse.Namespace, journal: Any) -> Any:
     from nlue.lm.backends import TRANSLATOR
     from nlue.lm.factory import load_model, require
 
@@ -110,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
     split = resolve_split(args.source, args.split, task)
     choose_format(task, args.source, args.format)  # a file that is no source of the task fails before a model loads
     paths = run_paths(args.out, task, split)
-    with Journal(paths.journal) as journal:
+    note_old_journal(paths.work / "journal.jsonl")
+    with open_answer_store(args) as journal:
         translator = _translator(args, journal)
         report = run_translation(
             task, args.source, paths, translator, format_name=args.format,
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
           f"({rows['rejected_on_read']} rejected on reading, {sum(rows['dropped_on_read'].values())} dropped, "
           f"{rows['rejected_in_translation']} failed translation, {rows['rejected_in_check']} failed the check, "
           f"{rows['rejected_by_script_filter']} failed the script filter)")  # fmt: skip
-    print(f"rejects: {paths.rejects}\nreport: {paths.report}\njournal: {paths.journal}")
+    print(f"rejects: {paths.rejects}\nreport: {paths.report}\n{answers_line(journal)}")
     usage = report["translator"].get("usage")
     if usage:
         cost = usage.get("estimated_cost")

@@ -7,9 +7,9 @@
   its provenance: source file, row and id, the English text, the batch and request part,
   the model and the prompt version;
 * ``DIR/_translate/<config>-<split>/`` - the run's own files, which the builder skips (a
-  leading ``_``): ``journal.jsonl`` (every answer; what makes a run resumable),
-  ``rejects.jsonl`` (every row left out, with file, row, field, stage and reason) and
-  ``report.json`` (counts of every failure kind, class balance before and after, tokens).
+  leading ``_``): ``rejects.jsonl`` (every row left out, with file, row, field, stage and reason) and
+  ``report.json`` (counts of every failure kind, class balance before and after, tokens). Every answer
+  is kept in the answer cache (:mod:`nlue.lm.answer_cache`), which makes a run resumable.
 
 Each file is written to a temporary file in its folder and moved into place when complete.
 """

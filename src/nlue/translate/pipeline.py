@@ -48,10 +48,6 @@ class RunPaths:
     work: Path
 
     @property
-    def journal(self) -> Path:
-        return self.work / "journal.jsonl"
-
-    @property
     def rejects(self) -> Path:
         return self.work / "rejects.jsonl"
 

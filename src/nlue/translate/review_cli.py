@@ -72,9 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _backtranslator(args: argparse.Namespace, folder: Path) -> tuple[Any, str, Any]:
     from nlue.lm.backends import TRANSLATOR
     from nlue.lm.factory import load_model, require
-    from nlue.lm.journal import Journal
+    from nlue.lm.options import note_old_journal, open_answer_store
 
-    journal = Journal(folder / "journal.jsonl")
+    note_old_journal(folder / "journal.jsonl")
+    journal = open_answer_store(args)
     if args.mt_model:
         spec = model_spec_from_args(args, journal=journal, model=args.mt_model, src_lang=args.src_lang,
                                     tgt_lang=args.tgt_lang)  # fmt: skip
@@ -111,6 +112,9 @@ def run(args: argparse.Namespace) -> int:
         report = backtranslate(task, output, work, translate, system, args.share, args.min_rows, args.seed)
     print(json.dumps({"system": system, **report["scores"]}, ensure_ascii=False))
     print(f"report: {folder / 'report.json'}")
+    from nlue.lm.answer_cache import answers_line
+
+    print(answers_line(journal))
     return 0
 
 

@@ -13,9 +13,10 @@ output in ``raw_outputs.jsonl`` and, with both prompt languages, the native minu
 gap with a paired test. ``nlue`` scores the NLUE classification tasks by the log-likelihood
 of each label word. Results go to ``--results-dir`` (default ``build/results``), one folder per
 run (ending in ``-limitN`` for a ``--limit`` run, which never replaces a full one; a results file
-of another run is replaced only with ``--overwrite``); every answered request is journalled
-(default ``<results-dir>/journals/<model>.jsonl``, keyed on what answered), so the same command
-run again after a crash asks only what is missing.
+of another run is replaced only with ``--overwrite``); every answered request is kept in the answer
+cache (default ``~/.cache/nlue/answers.sqlite``, shared by every run, keyed on what answered and on
+the whole request), so the same command run again, after a crash or for a new report, asks only
+what is missing; ``nlue cache report`` shows what it holds.
 
 ``--endpoint`` sends requests to an OpenAI-compatible server (vLLM, TGI, llama.cpp,
 ``transformers serve``, a hosted API); the key is read from the environment variable
@@ -43,7 +44,7 @@ from nlue.evals.llm.prompt_language import PROMPT_LANGUAGE_CHOICES, PROMPT_LANGU
 from nlue.evals.mcq.prompts import PAPER_SHOTS, SEED, render, show_prompt
 from nlue.evals.mcq.run import MODES, PROMPT_LANGUAGES, exam_names
 from nlue.lm.factory import AUTO_MODE
-from nlue.lm.options import add_model_options, default_journal, model_spec_from_args
+from nlue.lm.options import add_model_options, model_spec_from_args, note_old_journal, old_journal, open_answer_store
 from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
 
 
@@ -127,8 +128,9 @@ def open_model(args: argparse.Namespace, journal: Any, mode: str, what: str) -> 
     return model
 
 
-def _journal_path(args: argparse.Namespace) -> Path:
-    return args.journal or default_journal(args.results_dir, args.model)
+def _answer_store(args: argparse.Namespace) -> Any:
+    note_old_journal(old_journal(args.results_dir, args.model))
+    return open_answer_store(args)
 
 
 def _chat_for_preview(args: argparse.Namespace) -> bool:
@@ -176,9 +178,9 @@ def run_mcq_command(args: argparse.Namespace) -> int:
     if args.show_prompt:
         return show_prompts(args)
     from nlue.evals.mcq.run import run_mcq
-    from nlue.lm.journal import Journal
+    from nlue.lm.answer_cache import answers_line
 
-    with Journal(_journal_path(args)) as journal:
+    with _answer_store(args) as journal:
         model = open_model(args, journal, args.mode, f"the {args.task} exam")
         for role in _languages(args):
             run = run_mcq(
@@ -188,7 +190,7 @@ def run_mcq_command(args: argparse.Namespace) -> int:
                 overwrite=args.overwrite,
             )  # fmt: skip
             print_mcq(run)
-    print(f"journal: {journal.path}")
+    print(answers_line(journal))
     return 0
 
 
@@ -197,8 +199,8 @@ def run_nlue_command(args: argparse.Namespace) -> int:
     from nlue.evals.llm.nlue_generate import run_nlue_generation
     from nlue.evals.llm.nlue_llm import native_language, nlue_tasks, run_nlue_llm
     from nlue.evals.mcq.run import model_base_name
+    from nlue.lm.answer_cache import answers_line
     from nlue.lm.factory import choose_mode, load_model
-    from nlue.lm.journal import Journal
     from nlue.run_identity import limit_suffix
 
     if args.limit is not None and args.limit < 1:
@@ -207,7 +209,7 @@ def run_nlue_command(args: argparse.Namespace) -> int:
     asked_mode = None if args.mode == AUTO_MODE else args.mode
     for language in languages:  # tasks without a prompt, or none left for the mode, are refused before a model loads
         nlue_tasks(args.tasks, language, asked_mode, warn=False)
-    with Journal(_journal_path(args)) as journal:
+    with _answer_store(args) as journal:
         model = load_model(model_spec_from_args(args, journal=journal))
         mode = choose_mode(model, args.mode, "the NLUE tasks")
         chat = model.describe().chat if args.chat is None else args.chat
@@ -226,7 +228,7 @@ def run_nlue_command(args: argparse.Namespace) -> int:
                                        **common)  # fmt: skip
             print_nlue(results, mode)
             print(f"results: {args.results_dir / name}")
-    print(f"journal: {journal.path}")
+    print(answers_line(journal))
     return 0
 
 
