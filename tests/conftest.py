@@ -42,14 +42,14 @@ if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
 # session or module run before the per-test one below), and each test gets a cache of its own, so that no test
 # is answered from another's answers. Commands a test starts inherit the variable.
 _SESSION_CACHE = tempfile.TemporaryDirectory(prefix="nlue-test-cache-")
-os.environ["NLUE_CACHE_DIR"] = _SESSION_CACHE.name
+os.environ["NLUE_ANSWER_CACHE"] = _SESSION_CACHE.name
 
 
 @pytest.fixture(autouse=True)
 def _answer_cache_per_test(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Each test's answers in its own cache folder (``$NLUE_CACHE_DIR``); the folder, for tests that read it."""
+    """Each test's answers in its own cache folder (``$NLUE_ANSWER_CACHE``); the folder, for tests that read it."""
     folder = tmp_path_factory.mktemp("answer-cache")
-    monkeypatch.setenv("NLUE_CACHE_DIR", str(folder))
+    monkeypatch.setenv("NLUE_ANSWER_CACHE", str(folder))
     return folder
 
 

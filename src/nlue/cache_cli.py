@@ -6,7 +6,7 @@
     nlue cache import build/results/journals/*.jsonl the answers of an older nlue's journals
 
 Every LLM command (nlue llm, nlue translate, nlue idioms eval) keeps each answer in the cache,
-``answers.sqlite`` in the cache dir: --cache-dir, else $NLUE_CACHE_DIR, else $XDG_CACHE_HOME/nlue,
+``answers.sqlite`` in the cache dir: --cache-dir, else $NLUE_ANSWER_CACHE, else $NLUE_CACHE, else $XDG_CACHE_HOME/nlue,
 else ~/.cache/nlue. A rerun, a new report or a second sweep over the same cells asks nothing
 already answered. Pruning only costs requests asked again; it never changes a result.
 """

@@ -1,7 +1,7 @@
 """Loading a config of a built dataset repo: a Hub id, a local folder, or the sample.
 
 With no dataset given, the embedded SAMPLE data is built once into a cache folder
-(``$NLUE_CACHE`` or ``~/.cache/nlue``), keyed by a hash of the sample files so that an
+(:func:`nlue.cache_root.nlue_cache_root`), keyed by a hash of the sample files so that an
 edited sample is rebuilt, and loaded from there. Nothing is downloaded for the sample.
 """
 
@@ -11,12 +11,12 @@ import functools
 import hashlib
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 import datasets
 
+from nlue.cache_root import nlue_cache_root
 from nlue.data.build import build_repo
 from nlue.data.discover import task_sources_from_folder
 from nlue.data.report import REPORT_SUFFIX, BuildOptions
@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("NLUE_CACHE", Path.home() / ".cache" / "nlue"))
+    return nlue_cache_root()
 
 
 def _sample_fingerprint() -> str:

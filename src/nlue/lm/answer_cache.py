@@ -5,7 +5,7 @@ kind, the request and its decoding parameters), with the answerer's identity, th
 kind, the request, the parameters and the result as JSON, and when it was first stored and last
 used (what ``nlue cache report`` and ``nlue cache prune`` read). By default the cache is shared by
 every run of the user: ``<cache dir>/answers.sqlite``, the cache dir being ``--cache-dir``, else
-``$NLUE_CACHE_DIR``, else ``$XDG_CACHE_HOME/nlue``, else ``~/.cache/nlue`` (:func:`default_cache_dir`).
+``$NLUE_ANSWER_CACHE``, else ``$NLUE_CACHE``, else ``$XDG_CACHE_HOME/nlue``, else ``~/.cache/nlue`` (:func:`default_cache_dir`).
 
 Why SQLite: several processes (a sweep's shards, two commands at once) write the same cache safely
 (one writer at a time, each waiting up to ``busy_timeout`` for the other; readers never wait, in WAL
@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from nlue.cache_root import nlue_cache_root
 from nlue.errors import NlueError, ServiceError
 
 logger = logging.getLogger(__name__)
@@ -69,12 +70,10 @@ T = TypeVar("T")
 
 
 def default_cache_dir() -> Path:
-    """``$NLUE_CACHE_DIR``, else ``$XDG_CACHE_HOME/nlue``, else ``~/.cache/nlue`` (read at each call)."""
-    if os.environ.get("NLUE_CACHE_DIR"):
-        return Path(os.environ["NLUE_CACHE_DIR"]).expanduser()
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "nlue"
-    return Path.home() / ".cache" / "nlue"
+    """``$NLUE_ANSWER_CACHE``, else nlue's cache folder (:func:`nlue.cache_root.nlue_cache_root`); read at each call."""
+    if os.environ.get("NLUE_ANSWER_CACHE"):
+        return Path(os.environ["NLUE_ANSWER_CACHE"]).expanduser()
+    return nlue_cache_root()
 
 
 def cache_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:

@@ -85,8 +85,9 @@ def add_cache_options(parser: argparse.ArgumentParser, *, journal: bool = True) 
     )
     where = group.add_mutually_exclusive_group()
     where.add_argument("--cache-dir", type=Path,
-                       help="folder of the shared answer cache, answers.sqlite (default: $NLUE_CACHE_DIR, else "
-                       "$XDG_CACHE_HOME/nlue, else ~/.cache/nlue); on a network file system give each node a local one")  # fmt: skip
+                       help="folder of the shared answer cache, answers.sqlite (default: $NLUE_ANSWER_CACHE, else $NLUE_CACHE, "
+                       "else $XDG_CACHE_HOME/nlue, else ~/.cache/nlue); on a network file system give each node a "
+                       "local one")  # fmt: skip
     where.add_argument("--no-cache", action="store_true",
                        help="ask every request afresh and keep no answer: such a run cannot be resumed")  # fmt: skip
     if journal:
