@@ -174,3 +174,22 @@ def test_a_rerun_against_a_real_server_sends_no_request(
     assert _predictions(tmp_path / "first") == _predictions(tmp_path / "again") != {}
     assert main([*argv, "--endpoint", url, "--results-dir", str(tmp_path / "direct")]) == 0
     assert _answers_line(capsys.readouterr().out).startswith("answers: 2 asked, 0 from the cache")
+
+
+def test_the_servers_capabilities_are_cached_too(
+    transformers_serve, proxy: _CountingProxy, sample_build, tmp_path: Path, capsys, answer_cache: Path
+) -> None:
+    """issue 31, item 2: with --mode auto the first run probes the server for log-likelihoods (transformers serve
+    has none, so it generates); the rerun takes that answer from the cache as well and sends 0 requests."""
+    url, model = transformers_serve
+    argv = ["llm", "nlue", "--model", str(model), "--dataset", str(sample_build.repo_dir), "--tasks", "sa",
+            "--endpoint", proxy.url, "--limit", "2", "--max-new-tokens", "4", "--concurrency", "1", "--bootstrap",
+            "0", "-q"]  # fmt: skip
+    assert main([*argv, "--results-dir", str(tmp_path / "first")]) == 0
+    capsys.readouterr()
+    first = proxy.asked
+    assert first >= 3  # the probe (its tries) and two generations
+    assert main([*argv, "--results-dir", str(tmp_path / "again")]) == 0
+    assert _answers_line(capsys.readouterr().out).startswith("answers: 0 asked")
+    assert proxy.asked == first
+    assert _predictions(tmp_path / "first") == _predictions(tmp_path / "again") != {}

@@ -159,22 +159,34 @@ class OpenAICompatibleLM:
         completions request with echo and logprobs tells, once per model, instead of a run of failures.
         """
         if mode == LOGLIK and LOGLIK not in self._probed:
-            request = LoglikelihoodRequest("Nepal", " is")
-            where = "POST /v1/completions (probe: echo + logprobs)"
-            outcome = self._try(self._ask_loglikelihood, request, where, threading.Event(), retries=PROBE_RETRIES)
-            if outcome[0] == "ok":
-                self._probed[LOGLIK] = True
-            elif outcome[1].limitation:
-                self._probed[LOGLIK] = False
-                logger.info("probe: %s", outcome[1].description)
-            elif outcome[1].fatal:
-                raise NlueError(f"the server refused the probe request: {outcome[1].description}")
-            else:
-                raise ServiceError(
-                    f"the server at {self.base_url} did not answer a probe request ({outcome[1].description}); "
-                    "is it running, and is the URL right (it usually ends in /v1)?"
-                )
+            # What the server can do is cached like an answer, keyed on what answers: a rerun asks nothing.
+            journal, owned = open_journal(self.journal)
+            try:
+                call = JournalledCall(journal, self, "probe", LOGLIK_PARAMS, [{"mode": LOGLIK}])
+                if call.pending:
+                    call.record([(0, self._probe_loglikelihood())])
+                self._probed[LOGLIK] = bool(call.results()[0]["supported"])
+            finally:
+                if owned and journal is not None:
+                    journal.close()
         return self.describe().capabilities
+
+    def _probe_loglikelihood(self) -> dict[str, Any]:
+        """One small echo + logprobs request: {"supported": whether the server answered it, "description"}."""
+        where = "POST /v1/completions (probe: echo + logprobs)"
+        request = LoglikelihoodRequest("Nepal", " is")
+        outcome = self._try(self._ask_loglikelihood, request, where, threading.Event(), retries=PROBE_RETRIES)
+        if outcome[0] == "ok":
+            return {"supported": True, "description": ""}
+        if outcome[1].limitation:
+            logger.info("probe: %s", outcome[1].description)
+            return {"supported": False, "description": outcome[1].description}
+        if outcome[1].fatal:
+            raise NlueError(f"the server refused the probe request: {outcome[1].description}")
+        raise ServiceError(
+            f"the server at {self.base_url} did not answer a probe request ({outcome[1].description}); "
+            "is it running, and is the URL right (it usually ends in /v1)?"
+        )
 
     def _redact(self, text: str) -> str:
         return redact(text, self._secrets)
@@ -182,8 +194,7 @@ class OpenAICompatibleLM:
     # -- the request kinds ----------------------------------------------------------------------------
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
-        params = {"method": "completions-echo-logprobs"}
-        results = self._run("loglikelihood", params, requests, self._ask_loglikelihood, "POST /v1/completions")
+        results = self._run("loglikelihood", LOGLIK_PARAMS, requests, self._ask_loglikelihood, "POST /v1/completions")
         return [Loglikelihood.from_dict(r) for r in results]
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
@@ -374,6 +385,7 @@ class OpenAICompatibleLM:
         return failed
 
 
+LOGLIK_PARAMS = {"method": "completions-echo-logprobs"}  # what decides a log-likelihood answer
 PROBE_RETRIES = 2  # a probe is one request: a server that is starting up gets two more tries
 
 
