@@ -172,6 +172,12 @@ class NlueTrainingArguments(TrainingArguments):
     greater_is_better: bool = field(default=False, metadata={"help": "Whether a larger selection metric is better."})
     save_total_limit: int = field(default=2, metadata={"help": "Keep at most this many checkpoints (best kept)."})
 
+    def __post_init__(self) -> None:
+        from nlue.training.processes import settle_cpu_processes
+
+        settle_cpu_processes(self)  # before transformers sets up the devices (torchrun on a machine without a GPU)
+        super().__post_init__()
+
 
 EPILOG = (
     "Every option takes both spellings (--output_dir or --output-dir). -v/--verbose and -q/--quiet set the "

@@ -65,6 +65,7 @@ def run_hf_command(name: str, argv: Sequence[str] | None = None, prog: str | Non
     The logging flags may stand anywhere in ``argv``; errors become the exit codes and
     messages every other sub-command uses (:func:`nlue.cli_support.run_command`).
     """
+    from nlue.training.processes import process_label
     from nlue.training.search import search_main
 
     commands = {"train": train_main, "search": search_main}
@@ -74,5 +75,8 @@ def run_hf_command(name: str, argv: Sequence[str] | None = None, prog: str | Non
     # --task-file, $NLUE_TASK_FILES and the files a --dataset carries, registered before the arguments are
     # parsed (trainers/train.py and torchrun's every process come through here too).
     return run_with_task_files(
-        name, given, lambda: run_command(name, lambda: commands[name](rest, prog=prog or f"nlue {name}"))
+        name,
+        given,
+        # Under torchrun every process reports its own failure: the label says which one it was.
+        lambda: run_command(name + process_label(), lambda: commands[name](rest, prog=prog or f"nlue {name}")),
     )

@@ -2,7 +2,11 @@
 
 What changes a fine-tuned model's test numbers: the base model (its folder's fingerprint or Hub
 commit), the training and validation data, the test split, the preset or LoRA settings, the
-hyperparameters, the precision, the seed (or seeds) and the bootstrap resamples. A run with
+hyperparameters, the precision, the seed (or seeds) and the bootstrap resamples. The number of
+processes (``world_size``) is part of it: at the same effective batch it moves the numbers only through
+the order of floating-point sums and each process's dropout draws (the training guide gives the measured
+size), but whatever moves a number belongs here, so a two-process run never silently takes the place of a
+one-process one. A run with
 ``--max_eval_samples`` scores part of the test split: it is partial, and its results folder's name
 ends in ``-limit<N>`` (:func:`results_folder`), so it never takes the place of a complete run.
 """
@@ -13,6 +17,7 @@ from typing import Any
 
 from nlue.lm.slug import model_slug
 from nlue.run_identity import items_fingerprint, limit_suffix, local_model, run_identity, split_facts
+from nlue.training.processes import effective_batch
 
 # The Trainer's arguments that change what is learnt (beside the seed, recorded apart).
 TRAINING_SETTINGS = ("learning_rate", "per_device_train_batch_size", "gradient_accumulation_steps",
@@ -37,6 +42,12 @@ def training_identity(run: Any, data_args: Any, lora_args: Any, recipe_args: Any
     scored = min(data_args.max_eval_samples or whole.num_rows, whole.num_rows)
     args = run.training_args
     settings: dict[str, Any] = {name: getattr(args, name, None) for name in TRAINING_SETTINGS}
+    batch = effective_batch(args)
+    if batch != args.per_device_train_batch_size:
+        # Several batches behind one step (processes, accumulation, GPUs under DataParallel): the loss is the
+        # mean over all of them since issue 31, item 4, where earlier versions scaled it by the process count
+        # and not by the accumulation steps. Only such runs carry the key, so one-batch runs keep their identity.
+        settings["effective_batch"] = batch
     for name, limit in (("train", data_args.max_train_samples), ("validation", data_args.max_eval_samples)):
         if name in data and name != split:
             rows = data[name] if limit is None else data[name].select(range(min(limit, data[name].num_rows)))

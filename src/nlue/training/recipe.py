@@ -240,12 +240,50 @@ def build_trainer(
         compute_metrics=metrics_function(task),
         callbacks=[EarlyStoppingCallback(patience)] if patience else [],
     )
+    # One label per item, so each batch's loss is a plain mean over its items. transformers passes a count of
+    # "items in the batch" to models whose forward takes **kwargs and then scales the loss for it: by the number
+    # of processes (x2 in two processes, for a BERT head that ignores the count and averages anyway) and not by
+    # the gradient accumulation steps. Off, the gradient is the mean over the effective batch in every layout
+    # (issue 31, item 4: one process at batch 2B and two at B agree).
+    trainer.model_accepts_loss_kwargs = False
     # Without progress bars the Trainer prints its logs; send them through logging instead.
     trainer.remove_callback(PrinterCallback)
     trainer.add_callback(_LogCallback())
     for name in ("get_eval_dataloader", "get_test_dataloader"):
         setattr(trainer, name, _every_item(trainer, getattr(trainer, name)))
+    if training_args.world_size > 1:
+        trainer.evaluation_loop = _item_mean_loss(trainer.evaluation_loop)
     return trainer
+
+
+def _item_mean_loss(loop: Any) -> Any:
+    """``loop`` (the Trainer's evaluation loop) with the loss recomputed as the mean over the items.
+
+    In several processes the last batch of each process is topped up with repeated items so that all have the
+    same number, and the Trainer takes one process's batch mean for the whole batch: the validation loss, which
+    chooses the best checkpoint and stops training early, then weighs some items twice. The logits and labels
+    it returns are the items' own (the repeats removed), and give the exact mean.
+    """
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        output = loop(*args, **kwargs)
+        key = f"{kwargs.get('metric_key_prefix', 'eval')}_loss"
+        if key in output.metrics and output.predictions is not None and output.label_ids is not None:
+            output.metrics[key] = item_mean_loss(output.predictions, output.label_ids)
+        return output
+
+    return run
+
+
+def item_mean_loss(logits: Any, labels: Any) -> float:
+    """The loss a sequence classifier averages over a batch: cross-entropy, or the squared error for one output."""
+    scores = np.asarray(logits[0] if isinstance(logits, tuple) else logits, dtype=np.float64)
+    labels = np.asarray(labels)
+    if scores.ndim == 2 and scores.shape[1] == 1:  # regression (transformers: num_labels == 1)
+        return float(np.mean((scores[:, 0] - labels.astype(np.float64)) ** 2))
+    top = scores.max(axis=1, keepdims=True)
+    log_norm = top[:, 0] + np.log(np.exp(scores - top).sum(axis=1))
+    return float(np.mean(log_norm - scores[np.arange(len(labels)), labels.astype(np.int64)]))
 
 
 def _every_item(trainer: Any, make_loader: Any) -> Any:

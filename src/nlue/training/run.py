@@ -35,6 +35,7 @@ from nlue.results import RunResult, default_results_dir, result_path
 from nlue.run_identity import identity_key
 from nlue.training.args import DataArguments, LoraArguments, ModelArguments, NlueTrainingArguments, RecipeArguments
 from nlue.training.predict import logit_rows
+from nlue.training.processes import check_processes, effective_batch
 from nlue.training.recipe import (
     build_trainer,
     last_checkpoint,
@@ -103,6 +104,7 @@ def resolve_run(
 ) -> ResolvedRun:
     import transformers
 
+    check_processes(training_args)
     task = trainable_task(data_args.task)
     model_args, training_args, paper_record = with_paper_hparams(model_args, training_args, recipe_args, task)
     push, hub_model_id = training_args.push_to_hub, training_args.hub_model_id
@@ -128,18 +130,19 @@ def train_run(
     from nlue.scores import score_task
 
     task = run.task
-    raw = load_task(data_args.dataset, task)
-    limits = {"train": data_args.max_train_samples, "validation": data_args.max_eval_samples}
-    for split in ("train", "validation", "test"):
-        raw = limit_split(raw, split, limits.get(split, data_args.max_eval_samples))
-    missing = [s for s in ("train", "validation") if s not in raw]
-    if missing:
-        raise NlueError(f"dataset has no {' or '.join(missing)} split for {task.name}; build it with one")
-
-    tokenizer = load_tokenizer(run.model_args)
+    # Several processes: the first loads and tokenizes into the datasets cache, the others then read it.
+    with run.training_args.main_process_first(desc="loading and tokenizing the data"):
+        raw = load_task(data_args.dataset, task)
+        limits = {"train": data_args.max_train_samples, "validation": data_args.max_eval_samples}
+        for split in ("train", "validation", "test"):
+            raw = limit_split(raw, split, limits.get(split, data_args.max_eval_samples))
+        missing = [s for s in ("train", "validation") if s not in raw]
+        if missing:
+            raise NlueError(f"dataset has no {' or '.join(missing)} split for {task.name}; build it with one")
+        tokenizer = load_tokenizer(run.model_args)
+        encoded = tokenize_dataset(raw, task, tokenizer, data_args.max_seq_length)
     model, trained = prepare_model(run.model_args, lora_args, task)
     logger.info("training %s on %s (%s)", run.model_args.model_name_or_path, task.name, trained)
-    encoded = tokenize_dataset(raw, task, tokenizer, data_args.max_seq_length)
     trainer = build_trainer(
         model,
         tokenizer,
@@ -210,6 +213,8 @@ def run_result(
             "bf16": args.bf16,
             "fp16": args.fp16,
             "world_size": args.world_size,
+            "gradient_accumulation_steps": args.gradient_accumulation_steps,
+            "effective_train_batch_size": effective_batch(args),
             "best_checkpoint": state.best_model_checkpoint,
             "trainable": trained.trained,
             **({} if lora_args.lora else {"extra_fc": model_args.extra_fc, "preset_scheme": PRESET_SCHEME}),
@@ -243,7 +248,10 @@ def save_run(
     from nlue.training.modelcard import checkpoint_eval_results, write_checkpoint_eval_results, write_model_card
 
     trainer, output_dir = trained.trainer, run.output_dir
-    trainer.save_model(str(output_dir))
+    # Several processes: each has trained and scored before anything is written, so a run that one of them
+    # failed leaves no results (the launcher stops the others at this barrier).
+    trainer.accelerator.wait_for_everyone()
+    trainer.save_model(str(output_dir))  # every process: FSDP and DeepSpeed gather the weights from all of them
     trainer.save_state()
     trainer.save_metrics("train", trained.train_metrics)
     trainer.save_metrics("eval", trained.validation)
@@ -253,46 +261,49 @@ def save_run(
         trainer.model.merge_and_unload().save_pretrained(merged_dir)
         trained.tokenizer.save_pretrained(merged_dir)
     result = run_result(run, trained, data_args, lora_args, recipe_args)
-    if identity is not None:
-        identity = with_checkpoint(identity, output_dir)
-        result.identity, result.identity_key = identity, identity_key(identity)
     own_results = output_dir / "nlue_results.json"
     card_path = output_dir / "README.md"
     shared_path = result_path(result, run.results_dir, results_folder(result.model, data_args))
-    if trainer.is_world_process_zero():
-        if shared:
-            check_replace(shared_path, identity, overwrite=recipe_args.overwrite)
-        # The per-item predictions go beside both copies of the results file, which name them.
-        rows_dir = run.results_dir if shared else output_dir.parent
-        rows_path = attach(
-            result, trained.prediction_rows, rows_dir, shared_path.parent.name if shared else output_dir.name
-        )
-        if shared:
-            shutil.copyfile(rows_path, output_dir / rows_path.name)
-        write_json_atomic(own_results, result.to_dict())
-        if shared:
-            shared_path.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(own_results, shared_path)  # the leaderboard's copy: the same bytes, written once
-        write_model_card(card_path, result, run.task)
-        planned, why_not = checkpoint_eval_results(
-            result, recipe_args.eval_results_dataset or data_args.dataset, run.hub_model_id,
-            whole_split=data_args.max_eval_samples is None,
-        )  # fmt: skip
-        write_checkpoint_eval_results(output_dir, run.task, planned)
-        if planned is None:
-            logger.info("no .eval_results/ entry for the Hub: %s", why_not)
-        if run.push:
-            from nlue.data.publish import plan_upload, push_folder
+    if not trainer.is_world_process_zero():
+        # The first process writes the results, the predictions and the card, and fingerprints the checkpoint
+        # while it writes: another process would read a folder being written.
+        return RunOutcome(output_dir, shared_path if shared else own_results, result, card_path, merged_dir)
+    if identity is not None:
+        identity = with_checkpoint(identity, output_dir)
+        result.identity, result.identity_key = identity, identity_key(identity)
+    if shared:
+        check_replace(shared_path, identity, overwrite=recipe_args.overwrite)
+    # The per-item predictions go beside both copies of the results file, which name them.
+    rows_dir = run.results_dir if shared else output_dir.parent
+    rows_path = attach(
+        result, trained.prediction_rows, rows_dir, shared_path.parent.name if shared else output_dir.name
+    )
+    if shared:
+        shutil.copyfile(rows_path, output_dir / rows_path.name)
+    write_json_atomic(own_results, result.to_dict())
+    if shared:
+        shared_path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(own_results, shared_path)  # the leaderboard's copy: the same bytes, written once
+    write_model_card(card_path, result, run.task)
+    planned, why_not = checkpoint_eval_results(
+        result, recipe_args.eval_results_dataset or data_args.dataset, run.hub_model_id,
+        whole_split=data_args.max_eval_samples is None,
+    )  # fmt: skip
+    write_checkpoint_eval_results(output_dir, run.task, planned)
+    if planned is None:
+        logger.info("no .eval_results/ entry for the Hub: %s", why_not)
+    if run.push:
+        from nlue.data.publish import plan_upload, push_folder
 
-            plan = plan_upload(output_dir, str(run.hub_model_id), "model")
-            logger.info("%s", plan.describe())
-            for line in plan.hub_files:
-                logger.info("%s", line)
-            push_folder(
-                plan,
-                f"nlue: {run.task.name} fine-tune of {run.model_args.model_name_or_path}",
-                recipe_args.dry_run,
-            )
+        plan = plan_upload(output_dir, str(run.hub_model_id), "model")
+        logger.info("%s", plan.describe())
+        for line in plan.hub_files:
+            logger.info("%s", line)
+        push_folder(
+            plan,
+            f"nlue: {run.task.name} fine-tune of {run.model_args.model_name_or_path}",
+            recipe_args.dry_run,
+        )
     return RunOutcome(output_dir, shared_path if shared else own_results, result, card_path, merged_dir)
 
 
@@ -310,7 +321,9 @@ def run_training(
     from nlue.training.identity import results_folder, training_identity
 
     run = resolve_run(model_args, data_args, recipe_args, training_args)
-    identity = training_identity(run, data_args, lora_args, recipe_args)
+    # Several processes: the first builds the sample data (or settles a local build) before the others look.
+    with run.training_args.main_process_first(desc="reading the data"):
+        identity = training_identity(run, data_args, lora_args, recipe_args)
     name = results_folder(recipe_args.results_name or run.hub_model_id or str(run.output_dir), data_args)
     check_replace(run.results_dir / name / f"{run.task.name}.json", identity, overwrite=recipe_args.overwrite)
     trained, _ = train_run(run, data_args, lora_args, recipe_args)

@@ -111,6 +111,8 @@ def run_seeds(
         identity=identity,
     )
     shared = result_path(result, results_dir, folder)
+    if training_args.process_index != 0:  # several processes (torchrun): the first writes, once
+        return shared, result, outcomes
     combined_rows = []
     for i, row in enumerate(rows_by_seed[0]):  # one prediction per seed; the gold stays last
         combined = {k: v for k, v in row.items() if k not in ("logits", "gold")}
