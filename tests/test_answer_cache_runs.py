@@ -181,7 +181,7 @@ def test_the_servers_capabilities_are_cached_too(
 ) -> None:
     """issue 31, item 2: with --mode auto the first run probes the server for log-likelihoods (transformers serve
     has none, so it generates); the rerun takes that answer from the cache as well and sends 0 requests."""
-    url, model = transformers_serve
+    _url, model = transformers_serve
     argv = ["llm", "nlue", "--model", str(model), "--dataset", str(sample_build.repo_dir), "--tasks", "sa",
             "--endpoint", proxy.url, "--limit", "2", "--max-new-tokens", "4", "--concurrency", "1", "--bootstrap",
             "0", "-q"]  # fmt: skip
