@@ -127,12 +127,17 @@ def chunks(items: Iterable[Item], size: Callable[[Item], int], max_items: int, m
     """``items`` in lists of at most ``max_items``, closed early once their ``size`` reaches ``max_size``."""
     chunk: list[Item] = []
     total = 0
-    for item in items:
-        chunk.append(item)
-        total += size(item)
-        if len(chunk) >= max_items or total >= max_size:
+    try:
+        for item in items:
+            chunk.append(item)
+            total += size(item)
+            if len(chunk) >= max_items or total >= max_size:
+                yield chunk
+                chunk, total = [], 0
+    except Exception:
+        if chunk:  # the items read before a reading error are worked on first (module docstring)
             yield chunk
-            chunk, total = [], 0
+        raise
     if chunk:
         yield chunk
 
