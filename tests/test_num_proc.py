@@ -6,7 +6,12 @@
 from __future__ import annotations
 
 import json
+import os
 import random
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -123,3 +128,36 @@ def test_num_proc_values() -> None:
     for bad in ("-1", "two"):
         with pytest.raises(Exception, match="expected a number of processes"):
             num_proc_arg(bad)
+
+
+def test_ctrl_c_stops_the_workers(tmp_path: Path) -> None:
+    """issue 31, item 5: Ctrl-C (SIGINT to the foreground process group) during `nlue idioms mine --num-proc 2`
+    ends the command with exit 130 within seconds, its worker processes gone and no output left behind."""
+    psutil = pytest.importorskip("psutil")
+    (tmp_path / "idioms.txt").write_text("\n".join(IDIOMS) + "\n", encoding="utf-8")
+    line = " ".join(WITH_IDIOM[:2] + PLAIN[:3]) + "\n"
+    (tmp_path / "corpus.txt").write_text(line * 400_000, encoding="utf-8")  # tens of seconds of mining
+    argv = [sys.executable, "-c", "import sys; from nlue.idioms.cli import main; sys.exit(main(sys.argv[1:]))",
+            "mine", "--idioms", str(tmp_path / "idioms.txt"), "--corpus", str(tmp_path / "corpus.txt"),
+            "--line-documents", "--out", str(tmp_path / "out"), "-q", "--num-proc", "2"]  # fmt: skip
+    command = subprocess.Popen(argv, start_new_session=True, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        tree: list = []
+        while len(tree) < 3 and time.monotonic() < deadline:  # the forkserver and two workers
+            time.sleep(0.3)
+            tree = psutil.Process(command.pid).children(recursive=True)
+        assert len(tree) >= 3, "the workers never started"
+        time.sleep(1.0)  # at work
+        os.killpg(command.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+        started = time.monotonic()
+        _, errors = command.communicate(timeout=30)
+        stopped_in = time.monotonic() - started
+    finally:
+        if command.poll() is None:
+            os.killpg(command.pid, signal.SIGKILL)
+    assert command.returncode == 130 and "interrupted" in errors and stopped_in < 10, (command.returncode, errors)
+    _, alive = psutil.wait_procs(tree, timeout=10)
+    assert not alive
+    assert not (tmp_path / "out" / CANDIDATES_NAME).exists()
+    assert not [p for p in (tmp_path / "out").iterdir()]  # no temporary file left either

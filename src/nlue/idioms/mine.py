@@ -177,6 +177,13 @@ def document_candidates(matcher: Matcher, document: Document) -> DocumentCandida
     return DocumentCandidates(len(sentences), records)
 
 
+def _mined(matcher: Matcher, pair: tuple[str, str]) -> tuple[int, list[dict[str, Any]]] | None:
+    """:func:`document_candidates` in a shape that crosses processes cheaply: plain tuples, and None for the
+    documents (most of them) that hold no idiom's first word and count for nothing but a document."""
+    found = document_candidates(matcher, Document(*pair))
+    return (found.sentences, found.records) if found.sentences else None
+
+
 class RepeatFilter:
     """Drops a candidate seen before (same id: same idiom, S1, S2, S3 and span), keeping an 8-byte digest each."""
 
@@ -233,14 +240,17 @@ def mine_documents(
     candidates in the same order however many); counts go to ``report``."""
     repeats = RepeatFilter()
     found_in = map_in_order(
-        document_candidates, matcher, documents, num_proc=num_proc, where=lambda d: f"document {d.id}",
-        size=lambda d: len(d.text),
+        _mined, matcher, ((d.id, d.text) for d in documents), num_proc=num_proc,
+        where=lambda pair: f"document {pair[0]}", size=lambda pair: len(pair[1]),
     )  # fmt: skip
     for found in found_in:
         report.documents += 1
-        report.sentences += found.sentences
+        if found is None:
+            continue
+        sentences, records = found
+        report.sentences += sentences
         new = False
-        for record in found.records:
+        for record in records:
             if not repeats.is_new(record):
                 report.repeats += 1
                 continue
