@@ -14,10 +14,9 @@ with readme_llm_commands' PeakMemory; needs psutil), and checks that every run w
 
 References printed beside the figures: the ideal speed-up (the processes run, at most the usable cores),
 the reading floor (one process only reading and splitting the corpus into documents, which the command's
-main process does for every N: it bounds what more processes can give), the CPU seconds of the whole
-process tree (what the work costs, whatever the machine's other jobs take from the wall time), and the
-goal of issue 31, item 5: memory bounded by the chunks in flight, not by the corpus (the command and each
-worker under 200 MiB: 200 MiB for one process, (1 + N) x 200 MiB for N workers).
+main process does for every N: it bounds what more processes can give), and the goal of issue 31, item 5: memory bounded by the chunks in flight, not by the corpus: under 200 MiB per
+process (the command; with N workers also the forkserver: (2 + N) x 200 MiB), and about the same peak on
+a corpus a quarter the size (``--also-sentences``).
 
     python benchmarks/corpus_num_proc.py                         # 1,000,000 sentences, 1 and 2 processes
     python benchmarks/corpus_num_proc.py --sentences 200000 --num-proc 1 2 4
@@ -30,7 +29,6 @@ import filecmp
 import os
 import platform
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -42,8 +40,9 @@ from readme_llm_commands import PeakMemory  # the same sampler of a process tree
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 31
 IDIOM_SHARE = 0.02
-# The command and each worker hold the imported libraries (`import nlue` loads datasets and pandas: ~145 MiB)
-# plus at most two chunks in flight per worker (a few MiB of text): memory does not grow with the corpus.
+# The command, the forkserver and each worker hold the imported libraries (`import nlue` loads datasets and
+# pandas: ~145 MiB; the workers share the forkserver's pages, which a sum of resident sizes counts once per
+# process) plus at most two chunks in flight per worker (a few MiB of text): nothing grows with the corpus.
 MEMORY_GOAL_PER_PROCESS = 200 * 2**20
 
 # Our own sample vocabulary: no sentence is taken from a paper or a corpus.
@@ -111,11 +110,11 @@ def _env() -> dict[str, str]:
             "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}  # fmt: skip
 
 
-def mine(idioms: Path, corpus: Path, out: Path, num_proc: int) -> tuple[float, float, int, str]:
-    """Wall seconds, CPU seconds of the whole tree, its peak memory and the command's summary line for one run."""
+def mine(idioms: Path, corpus: Path, out: Path, num_proc: int) -> tuple[float, int, str]:
+    """Wall seconds, the process tree's peak memory and the command's summary line for one run."""
     argv = [sys.executable, "-m", "nlue.cli", "idioms", "mine", "--idioms", str(idioms), "--corpus", str(corpus),
             "--out", str(out), "-q", "--num-proc", str(num_proc)]  # fmt: skip
-    started, cpu_before = time.perf_counter(), _children_cpu()
+    started = time.perf_counter()
     with PeakMemory() as memory:
         child = subprocess.Popen(argv, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         memory.pids.append(child.pid)
@@ -123,20 +122,16 @@ def mine(idioms: Path, corpus: Path, out: Path, num_proc: int) -> tuple[float, f
     wall = time.perf_counter() - started
     if child.returncode != 0:
         raise SystemExit(f"nlue idioms mine --num-proc {num_proc} exited {child.returncode}:\n{errors}")
-    return wall, _children_cpu() - cpu_before, memory.peak, printed.strip()
-
-
-def _children_cpu() -> float:
-    """User and system seconds of every child waited for (the command's workers are waited for by it, so theirs
-    are included once it exits)."""
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return used.ru_utime + used.ru_stime
+    return wall, memory.peak, printed.strip()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sentences", type=int, default=1_000_000, help="sentences in the corpus (%(default)s)")
     parser.add_argument("--num-proc", type=int, nargs="+", default=[1, 2], help="process counts (%(default)s)")
+    parser.add_argument("--also-sentences", type=int, default=250_000,
+                        help="a smaller corpus mined with the most processes, to show memory does not grow with it "
+                        "(%(default)s; 0: skip)")  # fmt: skip
     args = parser.parse_args()
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs ({usable} usable), "
@@ -151,24 +146,38 @@ def main() -> int:
         floor = reading_floor(corpus)
         print(f"reference: reading alone (one process) {floor:.1f} s = {args.sentences / floor:,.0f} sentences/s; "
               "the main process reads for every N\n")  # fmt: skip
-        print(f"{'processes':>9} {'seconds':>8} {'sentences/s':>12} {'speed-up':>9} {'ideal':>6} {'CPU s':>6} "
+        print(f"{'processes':>9} {'seconds':>8} {'sentences/s':>12} {'speed-up':>9} {'ideal':>6} "
               f"{'peak memory':>12} {'goal':>10} {'load':>5}  same bytes")  # fmt: skip
         first: tuple[float, Path] | None = None
         for num_proc in args.num_proc:
             out = folder / f"out-{num_proc}"
-            wall, cpu, peak, summary = mine(idioms, corpus, out, num_proc)
+            wall, peak, summary = mine(idioms, corpus, out, num_proc)
             if first is None:
                 first = (wall, out)
                 print(f"  ({summary.replace(str(out), 'OUT')})")
             same = all(filecmp.cmp(first[1] / name, out / name, shallow=False)
                        for name in ("candidates.jsonl", "mining_report.json"))  # fmt: skip
-            goal = (1 + (num_proc if num_proc > 1 else 0)) * MEMORY_GOAL_PER_PROCESS
+            goal = processes(num_proc) * MEMORY_GOAL_PER_PROCESS
             print(f"{num_proc:>9} {wall:>8.1f} {args.sentences / wall:>12,.0f} {first[0] / wall:>8.2f}x "
-                  f"{min(num_proc, usable):>5}x {cpu:>6.1f} {peak / 2**20:>8.0f} MiB {goal / 2**20:>6.0f} MiB "
+                  f"{min(num_proc, usable):>5}x {peak / 2**20:>8.0f} MiB {goal / 2**20:>6.0f} MiB "
                   f"{os.getloadavg()[0]:>5.1f}  {'yes' if same else 'NO'}")  # fmt: skip
             if not same:
                 return 1
+        if args.also_sentences:
+            (folder / "smaller").mkdir()
+            write_corpus(folder / "smaller", args.also_sentences)
+            most = max(args.num_proc)
+            _, peak, _ = mine(idioms, folder / "smaller" / "corpus.txt", folder / "out-smaller", most)
+            print(
+                f"\nmemory against corpus size, {most} processes: {peak / 2**20:.0f} MiB at {args.also_sentences:,} "
+                f"sentences, against the figure above at {args.sentences:,} (bounded by chunks, not the corpus)"
+            )
     return 0
+
+
+def processes(num_proc: int) -> int:
+    """The processes of a run: the command; with workers, also the forkserver they are forked from."""
+    return 1 if num_proc == 1 else 2 + num_proc
 
 
 if __name__ == "__main__":
