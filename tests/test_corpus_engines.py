@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from nlue.errors import NlueError
 from nlue.idioms.cli import main as idioms_main
-from nlue.idioms.mine import CANDIDATES_NAME
+from nlue.idioms.mine import CANDIDATES_NAME, candidate_line, drop_repeats, find_candidates, read_idioms
 from tests.test_num_proc import IDIOMS, PLAIN, WITH_IDIOM
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples" / "corpus-engines"
@@ -62,3 +63,15 @@ def test_ray_example_writes_what_nlue_idioms_mine_writes(mined, tmp_path: Path) 
     idioms, corpus, expected = mined
     _run("ray_mine.py", idioms, corpus, tmp_path / "ray.jsonl", "--num-cpus", "2", "--batch-size", "100")
     assert (tmp_path / "ray.jsonl").read_bytes() == expected
+
+
+def test_find_candidates_is_the_commands_work_in_memory(mined) -> None:
+    """issue 31, item 5: the engines' function, called in this process on batches, gives the command's bytes."""
+    idioms_path, corpus, expected = mined
+    idioms = read_idioms(idioms_path)
+    records = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
+    batches = [records[start : start + 50] for start in range(0, len(records), 50)]
+    found = [c for batch in batches for c in find_candidates(idioms, ((r["id"], r["text"]) for r in batch))]
+    assert "".join(candidate_line(c) for c in drop_repeats(found)).encode() == expected
+    with pytest.raises(NlueError, match="document d7: the text is int, not text"):
+        find_candidates(idioms, [("d7", 7)])

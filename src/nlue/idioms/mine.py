@@ -14,6 +14,12 @@ a first word is split into sentences and matched against the patterns of those i
 Candidates are written as they are found; what grows with the corpus is an 8-byte
 fingerprint per distinct candidate, which drops repeats (web crawls repeat pages).
 
+Processes and engines: the per-document work (:func:`document_candidates`) runs on ``num_proc`` worker
+processes (:func:`nlue.process_map.map_in_order`: in chunks, results in corpus order), while this process
+reads the corpus, drops repeats and writes, so the files are the same bytes however many processes run.
+:func:`find_candidates`, :func:`drop_repeats` and :func:`candidate_line` are the stable API for running
+the same work on an engine (Ray Data, Dask, Spark; docs/examples/corpus-engines/).
+
 Output (deterministic: the same idioms and corpus give the same bytes), in ``out``:
 ``candidates.jsonl`` (ids ``cand-<hash of idiom, S1, S2, S3 and span>``) and
 ``mining_report.json`` (documents and sentences read, candidates and repeats, hits per
@@ -204,9 +210,10 @@ def candidate_line(record: dict[str, Any]) -> str:
 
 
 def find_candidates(
-    idioms: Sequence[str], documents: Iterable[tuple[str, str]], suppletive: bool = True
+    idioms: Sequence[str], documents: Iterable[tuple[str, str | None]], suppletive: bool = True
 ) -> list[dict[str, Any]]:
-    """The candidates of ``documents`` (pairs of document id and text), in order: the function an engine runs.
+    """The candidates of ``documents`` (pairs of document id and text; None for no text), in order: the
+    function an engine runs.
 
     A stable API for running the mining on Ray Data, Dask, Spark or any pool of workers: call it on each
     batch or partition of the corpus, keep the batches in corpus order, and pass the concatenation through
@@ -218,7 +225,11 @@ def find_candidates(
     matcher = _matcher(tuple(idioms), suppletive)
     found: list[dict[str, Any]] = []
     for document_id, text in documents:
-        found += document_candidates(matcher, Document(str(document_id), str(text))).records
+        if text is None:  # an empty cell, read as the corpus readers read it
+            text = ""
+        elif not isinstance(text, str):
+            raise NlueError(f"document {document_id}: the text is {type(text).__name__}, not text")
+        found += document_candidates(matcher, Document(str(document_id), text)).records
     return found
 
 
