@@ -3,6 +3,8 @@ worker processes import it by name (spawn)."""
 
 from __future__ import annotations
 
+import os
+
 from nlue.errors import NlueError
 
 
@@ -12,4 +14,11 @@ def fail_on_seven(context: str, item: int) -> str:
         return str(1 / 0)
     if item == 11:
         raise NlueError("eleven is not allowed")
+    return f"{context}{item}"
+
+
+def exit_on_five(context: str, item: int) -> str:
+    """A worker that dies on item 5 (as one killed by the kernel for memory would)."""
+    if item == 5:
+        os._exit(9)
     return f"{context}{item}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from nlue.errors import NlueError
 from nlue.idioms.cli import main as idioms_main
 from nlue.idioms.mine import CANDIDATES_NAME, REPORT_NAME
 from nlue.process_map import ItemError, map_in_order, num_proc_arg, usable_cores
-from tests.process_map_faults import fail_on_seven
+from tests.process_map_faults import exit_on_five, fail_on_seven
 
 IDIOMS = ["नाक खुम्च्याउनु", "सातो जानु", "हात लाग्नु", "डाँडो काट्नु", "आलु खानु"]
 # Our own words: sentences with an idiom in an inflected form, look-alikes the rule must pass over, and plain ones.
@@ -120,6 +121,20 @@ def test_a_worker_error_names_its_row_as_one_process_does() -> None:
     one = _run(_items(6, bad_read_at=5), 1)
     two = _run(_items(6, bad_read_at=5), 2)
     assert one[0] == two[0] == [f"n{i}" for i in range(5)] and str(two[1]) == "items.txt: row 5: not readable"
+
+
+def test_a_worker_that_dies_is_reported_with_its_rows() -> None:
+    """issue 31, item 5: a worker process that ends abruptly stops the work with the rows it held, not a hang."""
+    done = []
+    with pytest.raises(
+        ItemError, match=r"ended abruptly .* from items.txt, row (\d+) to items.txt, row (\d+)"
+    ) as caught:
+        for result in map_in_order(exit_on_five, "n", range(30), num_proc=2, where=lambda i: f"items.txt, row {i}",
+                                   chunk_items=3):  # fmt: skip
+            done.append(result)
+    # which chunks had come back before the pool broke is a race: the rows named are those still in flight
+    first, last = (int(row) for row in re.search(r"row (\d+) to .*row (\d+)", str(caught.value)).groups())
+    assert done == [f"n{i}" for i in range(first)] and first <= 5 <= last
 
 
 def test_num_proc_values() -> None:

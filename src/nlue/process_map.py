@@ -197,7 +197,8 @@ def _map_on_workers(
             if not pending:
                 break
             piece, future = pending.popleft()
-            done = _result(future, piece, where)
+            last = pending[-1][0] if pending else piece
+            done = _result(future, where(piece[0]), where(last[-1]))
             yield from done.results
             if done.failure is not None:
                 _raise(done.failure, where(piece[done.failure.index]))
@@ -217,14 +218,17 @@ def _start_method(function: Callable[..., Any]) -> multiprocessing.context.BaseC
     return context
 
 
-def _result(future: Future, piece: list[Any], where: Callable[[Any], str]) -> _ChunkResult:
+def _result(future: Future, first: str, last: str) -> _ChunkResult:
+    """A chunk's result; ``first`` and ``last`` name the items of the chunks in flight, the worker's among them."""
     try:
         return future.result()
     except BrokenProcessPool:
         raise ItemError(
-            f"a worker process ended abruptly (killed, or out of memory?) while working on {where(piece[0])} to "
-            f"{where(piece[-1])}; run again, with fewer processes if memory is short"
+            f"a worker process ended abruptly (killed, or out of memory?) while the items from {first} to {last} "
+            "were being worked on; run again, with fewer processes if memory is short"
         ) from None
+    except Exception as exc:  # a result that could not cross back, say: still named by its items
+        raise ItemError(f"{first} to {last}: {type(exc).__name__}: {exc}") from exc
 
 
 def _raise(failure: _Failure, place: str) -> None:
