@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+import nlue.process_map as process_map
 import tests.lm_fault_server as fault_server
 from nlue.cli import main as nlue_main
 from nlue.translate.cli import main as translate_main
@@ -43,10 +44,13 @@ def _items(content: str) -> list[dict[str, Any]]:
 
 
 def _translated(text: str, item: dict[str, Any]) -> str:
-    """An item marked [english] comes back untranslated, one marked [cyrillic] with a Russian word in it."""
+    """An item marked [english] comes back untranslated, one marked [cyrillic] with a Russian word in it, one
+    marked [invisible] as a zero-width joiner alone (read as an answer, empty after the builder's rules)."""
     marks = json.dumps(item)
     if "[english]" in marks:
         return text
+    if "[invisible]" in marks:
+        return "\u200d"
     return fake_nepali(text) + (" привет" if "[cyrillic]" in marks else "")
 
 
@@ -248,6 +252,39 @@ def test_the_script_filter_rejects_english_and_other_scripts(server: FaultServer
     assert report["rows"]["written"] == 3 and report["rows"]["rejected_by_script_filter"] == 1
     assert report["script_filter"]["rows_with_latin_words"] == 1
     assert report["script_filter"]["most_frequent_latin_words"]["Claim"] == 1
+
+
+def test_checks_on_two_processes_write_the_same_bytes_as_one(
+    server: FaultServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """issue 31, item 5: `nlue translate --num-proc 2` checks the rows on two processes and writes the same files,
+    rejects (read, check and quality stages, each naming file and row) and report as one process."""
+    monkeypatch.setattr(process_map, "DEFAULT_CHUNK_ITEMS", 4)  # many chunks from a few rows
+    marks = ["", "", "[english]", "", "[cyrillic]", "", "[invisible]", ""]
+    rows = [(f"Premise {i} about the river {marks[i % len(marks)]}.", f"Claim {i}.", ("entailment", "not_entailment")[i % 3 == 0])
+            for i in range(40)]  # fmt: skip
+    source = _rte_source(tmp_path / "train.tsv", rows)
+    lines = source.read_text(encoding="utf-8").splitlines()
+    lines[5] += "\tan extra cell"  # rejected on reading, as are an unknown label and an empty premise
+    lines[12] = lines[12].replace("not_entailment", "maybe").replace("\tentailment", "\tmaybe")
+    lines[20] = "20\t \tA claim.\tentailment"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    written = {}
+    for num_proc in ("1", "2"):
+        out = tmp_path / f"np{num_proc}"
+        # --no-cache: both runs ask the server, so what they print and report is comparable
+        assert _translate(server, source, out, "--batch-size", "8", "--num-proc", num_proc, "--no-cache") == 0
+        printed = capsys.readouterr().out.replace(str(out), "OUT")
+        files = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+        report = json.loads(files.pop("_translate/rte-train/report.json"))
+        report.pop("output"), report["translator"]["model"].pop("pace")  # the server's measured speed
+        written[num_proc] = (files, report, printed)
+    assert written["1"] == written["2"]
+    files, report, _ = written["1"]
+    rejects = [json.loads(line) for line in files["_translate/rte-train/rejects.jsonl"].decode().splitlines()]
+    assert {r["stage"] for r in rejects} == {"read", "check", "quality"}
+    assert all(r["file"] == str(source) and r["row"] >= 1 for r in rejects)
+    assert report["rows"]["rejected_in_check"] == 5 and report["rows"]["written"] > 20
 
 
 KILLED_RUN = "import sys; from nlue.translate.cli import main; sys.exit(main(sys.argv[1:]))"

@@ -46,6 +46,7 @@ from nlue.lm.description import MODES
 from nlue.lm.factory import AUTO_MODE
 from nlue.lm.options import add_model_options
 from nlue.pipelines.mcq_cli import write_json
+from nlue.process_map import NUM_PROC_HELP, num_proc_arg
 from nlue.registry.kinds.idiomaticity import IdiomaticityKind
 from nlue.registry.nediom import DEFAULT_POOL_SEED, NEDIOM_TASKS, SHOTS_PER_LABEL
 from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
@@ -81,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="the paper's single first letter for हुनु and जानु too (default: also their suppletive initials छ/थ/भ and ग)",
     )
+    m.add_argument("--num-proc", type=num_proc_arg, default=1, metavar="N", help=NUM_PROC_HELP)
     e = sub.add_parser("annotate-export", help="one annotation sheet (CSV) per annotator")
     e.add_argument("--candidates", type=Path, required=True, help=f"the {CANDIDATES_NAME} that mining wrote")
     e.add_argument("--out", type=Path, required=True)
@@ -237,8 +239,9 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "mine":
         corpus = open_corpus(args.corpus, args.text_column, args.line_documents, args.corpus_config, args.corpus_split)
         report = mine(
-            read_idioms(args.idioms), corpus, args.out, args.suppletive, show_progress=not getattr(args, "quiet", False)
-        )  # -q is absent unless given
+            read_idioms(args.idioms), corpus, args.out, args.suppletive,
+            show_progress=not getattr(args, "quiet", False), num_proc=args.num_proc,
+        )  # fmt: skip  # -q is absent unless given
         print(f"{report['documents']} documents, {report['candidates']} candidates for {report['idioms_found']} of "
               f"{report['idioms']} idioms ({report['repeats_dropped']} repeats dropped) -> {args.out}")  # fmt: skip
     elif args.action == "annotate-export":

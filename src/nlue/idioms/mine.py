@@ -14,6 +14,12 @@ a first word is split into sentences and matched against the patterns of those i
 Candidates are written as they are found; what grows with the corpus is an 8-byte
 fingerprint per distinct candidate, which drops repeats (web crawls repeat pages).
 
+Processes and engines: the per-document work (:func:`document_candidates`) runs on ``num_proc`` worker
+processes (:func:`nlue.process_map.map_in_order`: in chunks, results in corpus order), while this process
+reads the corpus, drops repeats and writes, so the files are the same bytes however many processes run.
+:func:`find_candidates`, :func:`drop_repeats` and :func:`candidate_line` are the stable API for running
+the same work on an engine (Ray Data, Dask, Spark; docs/examples/corpus-engines/).
+
 Output (deterministic: the same idioms and corpus give the same bytes), in ``out``:
 ``candidates.jsonl`` (ids ``cand-<hash of idiom, S1, S2, S3 and span>``) and
 ``mining_report.json`` (documents and sentences read, candidates and repeats, hits per
@@ -22,6 +28,7 @@ idiom, idioms never found). Both are written beside their place and moved there 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -40,6 +47,7 @@ from tqdm.auto import tqdm
 from nlue.errors import NlueError
 from nlue.idioms.corpus import Corpus, Document
 from nlue.idioms.sentences import split_sentences
+from nlue.process_map import map_in_order
 from nlue.strict_json import dumps
 from nlue.text.idiom_position import mark_position
 from nlue.text.idiom_prefix import WORD_CHARS, IdiomPattern, compile_idiom
@@ -154,37 +162,126 @@ def candidate(idiom: str, sentences: Sequence[str], hit: Hit, document: str) -> 
     }
 
 
-def mine_documents(matcher: Matcher, documents: Iterable[Document], report: MiningReport) -> Iterator[dict[str, Any]]:
-    """The distinct candidates of ``documents`` in corpus order; counts go to ``report``."""
-    seen: set[bytes] = set()
-    for document in documents:
+@dataclass(frozen=True)
+class DocumentCandidates:
+    """What one document gives: its sentences (0 when it holds no idiom's first word and is not split) and
+    its candidates in order, repeats of earlier documents not yet dropped (that takes the corpus's order)."""
+
+    sentences: int
+    records: list[dict[str, Any]]
+
+
+def document_candidates(matcher: Matcher, document: Document) -> DocumentCandidates:
+    """The per-document work of mining: the part that runs on ``--num-proc`` processes or an engine's workers."""
+    text = document.text
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    if not matcher.has_first_word(text):
+        return DocumentCandidates(0, [])
+    sentences = split_sentences(text)
+    records = [candidate(hit.idiom, sentences, hit, document.id) for hit in matcher.hits(sentences)]
+    return DocumentCandidates(len(sentences), records)
+
+
+def _mined(matcher: Matcher, pair: tuple[str, str]) -> tuple[int, list[dict[str, Any]]] | None:
+    """:func:`document_candidates` in a shape that crosses processes cheaply: plain tuples, and None for the
+    documents (most of them) that hold no idiom's first word and count for nothing but a document."""
+    found = document_candidates(matcher, Document(*pair))
+    return (found.sentences, found.records) if found.sentences else None
+
+
+class RepeatFilter:
+    """Drops a candidate seen before (same id: same idiom, S1, S2, S3 and span), keeping an 8-byte digest each."""
+
+    def __init__(self) -> None:
+        self._seen: set[bytes] = set()
+
+    def is_new(self, record: dict[str, Any]) -> bool:
+        digest = hashlib.blake2b(record["id"].encode(), digest_size=8).digest()
+        if digest in self._seen:
+            return False
+        self._seen.add(digest)
+        return True
+
+
+def candidate_line(record: dict[str, Any]) -> str:
+    """A candidate as a line of ``candidates.jsonl``."""
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def find_candidates(
+    idioms: Sequence[str], documents: Iterable[tuple[str, str | None]], suppletive: bool = True
+) -> list[dict[str, Any]]:
+    """The candidates of ``documents`` (pairs of document id and text; None for no text), in order: the
+    function an engine runs.
+
+    A stable API for running the mining on Ray Data, Dask, Spark or any pool of workers: call it on each
+    batch or partition of the corpus, keep the batches in corpus order, and pass the concatenation through
+    :func:`drop_repeats`; :func:`candidate_line` of each record is then, byte for byte, the
+    ``candidates.jsonl`` that ``nlue idioms mine`` writes from the same documents with the same ids.
+    ``idioms`` are citation forms as :func:`read_idioms` returns them; their patterns are compiled once
+    per process and list.
+    """
+    matcher = _matcher(tuple(idioms), suppletive)
+    found: list[dict[str, Any]] = []
+    for document_id, text in documents:
+        if text is None:  # an empty cell, read as the corpus readers read it
+            text = ""
+        elif not isinstance(text, str):
+            raise NlueError(f"document {document_id}: the text is {type(text).__name__}, not text")
+        found += document_candidates(matcher, Document(str(document_id), text)).records
+    return found
+
+
+def drop_repeats(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """``records`` without the repeats of earlier ones, in order (what ``nlue idioms mine`` drops)."""
+    repeats = RepeatFilter()
+    return (record for record in records if repeats.is_new(record))
+
+
+@functools.lru_cache(maxsize=8)
+def _matcher(idioms: tuple[str, ...], suppletive: bool) -> Matcher:
+    return Matcher(idioms, suppletive)
+
+
+def mine_documents(
+    matcher: Matcher, documents: Iterable[Document], report: MiningReport, num_proc: int = 1
+) -> Iterator[dict[str, Any]]:
+    """The distinct candidates of ``documents`` in corpus order, found on ``num_proc`` processes (the same
+    candidates in the same order however many); counts go to ``report``."""
+    repeats = RepeatFilter()
+    found_in = map_in_order(
+        _mined, matcher, ((d.id, d.text) for d in documents), num_proc=num_proc,
+        where=lambda pair: f"document {pair[0]}", size=lambda pair: len(pair[1]),
+    )  # fmt: skip
+    for found in found_in:
         report.documents += 1
-        text = document.text
-        if not unicodedata.is_normalized("NFC", text):
-            text = unicodedata.normalize("NFC", text)
-        if not matcher.has_first_word(text):
+        if found is None:
             continue
-        sentences = split_sentences(text)
-        report.sentences += len(sentences)
-        found = False
-        for hit in matcher.hits(sentences):
-            record = candidate(hit.idiom, sentences, hit, document.id)
-            digest = hashlib.blake2b(record["id"].encode(), digest_size=8).digest()
-            if digest in seen:
+        sentences, records = found
+        report.sentences += sentences
+        new = False
+        for record in records:
+            if not repeats.is_new(record):
                 report.repeats += 1
                 continue
-            seen.add(digest)
-            found = True
+            new = True
             report.candidates += 1
-            report.hits[hit.idiom] += 1
+            report.hits[record["idiom"]] += 1
             yield record
-        report.documents_with_hits += found
+        report.documents_with_hits += new
 
 
 def mine(
-    idioms: Sequence[str], corpus: Corpus, out: Path, suppletive: bool = True, show_progress: bool = True
+    idioms: Sequence[str],
+    corpus: Corpus,
+    out: Path,
+    suppletive: bool = True,
+    show_progress: bool = True,
+    num_proc: int = 1,
 ) -> dict[str, Any]:
-    """Mine ``corpus`` for ``idioms`` into ``out`` (see the module docstring); returns the report."""
+    """Mine ``corpus`` for ``idioms`` into ``out`` on ``num_proc`` processes (see the module docstring); returns
+    the report. The files are the same byte for byte whatever ``num_proc`` is."""
     matcher = Matcher(idioms, suppletive)
     report = MiningReport()
     out.mkdir(parents=True, exist_ok=True)
@@ -195,8 +292,8 @@ def mine(
     handle, tmp = tempfile.mkstemp(prefix=f".{CANDIDATES_NAME}.", dir=out)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as sink:
-            for record in mine_documents(matcher, _with_progress(corpus, bar), report):
-                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+            for record in mine_documents(matcher, _with_progress(corpus, bar), report, num_proc):
+                sink.write(candidate_line(record))
         os.replace(tmp, out / CANDIDATES_NAME)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

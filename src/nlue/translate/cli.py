@@ -28,6 +28,7 @@ from nlue.errors import NlueError
 from nlue.lm.answer_cache import answers_line
 from nlue.lm.backends import LANGUAGE_MODEL, TRANSLATOR
 from nlue.lm.options import add_model_options, model_spec_from_args, note_old_journal, open_answer_store
+from nlue.process_map import NUM_PROC_HELP, num_proc_arg
 from nlue.registry.tasks import TASKS, get_task
 from nlue.registry.translation_sources import TRANSLATION_SOURCES
 from nlue.translate.batches import DEFAULT_BATCH_SIZE, DEFAULT_RETRIES
@@ -65,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     batching.add_argument("--min-devanagari", type=float, default=DEFAULT_MIN_DEVANAGARI,
                           help="least share of Devanagari letters in a translated row (%(default)s; 0: keep rows "
                           "left in Latin letters; other scripts are always rejected)")  # fmt: skip
+    batching.add_argument("--num-proc", type=num_proc_arg, default=1, metavar="N",
+                          help=f"the checks of the translated rows: {NUM_PROC_HELP}")  # fmt: skip
     http = parser.add_argument_group("answer size (a server)")
     http.add_argument("--tokens-per-row", type=int, default=DEFAULT_TOKENS_PER_ROW, help="answer tokens per row")
     http.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS, help="answer token cap")
@@ -116,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         report = run_translation(
             task, args.source, paths, translator, format_name=args.format,
             batch_size=args.batch_size, retries=args.retries, limit=args.limit, min_devanagari=args.min_devanagari,
+            num_proc=args.num_proc,
         )  # fmt: skip
     rows = report["rows"]
     print(f"{paths.output}: {rows['written']} rows written of {rows['read']} read "

@@ -20,22 +20,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nlue.data.rows import RowConverter
 from nlue.data.translation_layout import RUN_REPORT, output_path, work_dir
 from nlue.errors import NlueError, RowProblem
 from nlue.registry.spec import TaskSpec
 from nlue.translate.batches import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_RETRIES,
-    Translated,
     Translator,
     class_name,
     make_batches,
     run_schedule,
 )
+from nlue.translate.checks import check_rows
 from nlue.translate.output import write_rejects, write_report, write_translated
 from nlue.translate.prompts import PROMPT_VERSION
-from nlue.translate.quality import DEFAULT_MIN_DEVANAGARI, ScriptReport, script_problem
+from nlue.translate.quality import DEFAULT_MIN_DEVANAGARI
 from nlue.translate.readers import SourceRow, read_source, split_from_name
 from nlue.translate.review import review_rounds
 
@@ -80,38 +79,6 @@ def _balance(task: TaskSpec, labels: list[Any]) -> dict[str, int]:
     return dict(sorted(Counter(class_name(task, int(s)) for s in strata).items()))
 
 
-def _check(task: TaskSpec, items: list[Translated]) -> tuple[list[Translated], list[RowProblem]]:
-    """The builder's rules on each translated row, label attached; the normalised text is what is kept."""
-    converter = RowConverter(task)
-    kept, problems = [], []
-    for item in items:
-        record: dict[str, Any] = dict(item.fields)
-        if task.label_field:
-            record[task.label_field] = item.row.label
-        converted = converter.convert(item.row.file, item.row.row, record)
-        if isinstance(converted, RowProblem):
-            problems.append(RowProblem(item.row.file, item.row.row, converted.field,
-                                       f"translation: {converted.reason}", converted.value))  # fmt: skip
-        elif isinstance(converted, dict):
-            fields = {name: converted[name] for name in item.fields}
-            kept.append(Translated(item.row, fields, item.unit))
-    return kept, problems
-
-
-def _filter_scripts(
-    items: list[Translated], min_devanagari: float
-) -> tuple[list[Translated], list[RowProblem], ScriptReport]:
-    kept, problems, report = [], [], ScriptReport()
-    for item in items:
-        problem = script_problem(item.fields, min_devanagari)
-        if problem is None:
-            kept.append(item)
-            report.add(item.fields)
-        else:
-            problems.append(RowProblem(item.row.file, item.row.row, "(row)", problem, item.unit))
-    return kept, problems, report
-
-
 def run_translation(
     task: TaskSpec,
     source: Path,
@@ -123,15 +90,20 @@ def run_translation(
     retries: int = DEFAULT_RETRIES,
     limit: int | None = None,
     min_devanagari: float = DEFAULT_MIN_DEVANAGARI,
+    num_proc: int = 1,
 ) -> dict[str, Any]:
-    """Translate ``source`` into ``paths.output``; write the rejects and the report; return the report."""
+    """Translate ``source`` into ``paths.output``; write the rejects and the report; return the report.
+
+    The checks run on ``num_proc`` processes; what is written is the same byte for byte however many."""
     read = read_source(task, source, format_name)
     rows: list[SourceRow] = read.rows[:limit] if limit is not None else read.rows
     rounds = review_rounds(paths.work)
     units = make_batches(task, rows, batch_size, rounds)
     translated, failed, stats = run_schedule(task, units, translator, retries)
-    checked, check_problems = _check(task, translated)
-    kept, script_problems, scripts = _filter_scripts(checked, min_devanagari)
+    checked = check_rows(task, translated, min_devanagari, num_proc)
+    kept, check_problems, script_problems, scripts = (
+        checked.kept, checked.check_problems, checked.script_problems, checked.scripts,
+    )  # fmt: skip
     rejects: list[tuple[str, RowProblem]] = [("read", p) for p in read.rejects]
     rejects += [("translate", RowProblem(f.row.file, f.row.row, "(row)", f.reason, f.unit)) for f in failed]
     rejects += [("check", p) for p in check_problems]

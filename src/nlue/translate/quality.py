@@ -82,6 +82,11 @@ def script_problem(fields: Mapping[str, str], min_devanagari: float = DEFAULT_MI
     return None
 
 
+def latin_words(fields: Mapping[str, str]) -> list[str]:
+    """The words in Latin letters left in a row's text fields, in order."""
+    return [word for text in fields.values() for word in _LATIN_WORD.findall(text)]
+
+
 @dataclass
 class ScriptReport:
     """Counts over the rows that passed: how many still hold Latin words, and which words."""
@@ -90,7 +95,11 @@ class ScriptReport:
     latin_words: Counter = field(default_factory=Counter)
 
     def add(self, fields: Mapping[str, str]) -> None:
-        words = [w for text in fields.values() for w in _LATIN_WORD.findall(text)]
+        self.add_words(latin_words(fields))
+
+    def add_words(self, words: Iterable[str]) -> None:
+        """Count a passing row by its Latin words (:func:`latin_words`)."""
+        words = list(words)
         if words:
             self.rows_with_latin += 1
             self.latin_words.update(words)
