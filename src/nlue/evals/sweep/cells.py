@@ -31,11 +31,13 @@ START_METHODS = ("fork", "spawn")
 # loaded and no torch or tokenizers thread pool started in the sweep, which is what makes forking safe
 # (the threads numpy's BLAS and pyarrow's allocator start at import have fork handlers of their own,
 # on which datasets' and torch's own forking workers rely too).
+# transformers.modeling_utils is what every model class imports first, lazily: 2.5 s a cell when not preloaded.
+_MODELS = ("torch", "transformers", "transformers.modeling_utils")
 _PRELOAD = {
-    "train": ("torch", "transformers", "nlue.training.cli", "nlue.training.run"),
-    "llm": ("torch", "transformers", "nlue.evals.llm.cli", "nlue.lm.factory", "nlue.lm.local"),
-    "gmet": ("torch", "transformers", "nlue.gmet.cli", "nlue.gmet.evaluate"),
-    "idioms": ("torch", "transformers", "nlue.idioms.cli", "nlue.idioms.evaluate", "nlue.lm.factory"),
+    "train": (*_MODELS, "nlue.training.cli", "nlue.training.run"),
+    "llm": (*_MODELS, "nlue.evals.llm.cli", "nlue.lm.factory", "nlue.lm.local"),
+    "gmet": (*_MODELS, "nlue.gmet.cli", "nlue.gmet.evaluate"),
+    "idioms": (*_MODELS, "nlue.idioms.cli", "nlue.idioms.evaluate", "nlue.lm.factory"),
 }
 
 
