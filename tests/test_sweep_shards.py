@@ -1,12 +1,15 @@
 """`nlue sweep --shard K/N` and `--collect` (issue 31, item 1): one grid cut into jobs that share an output folder.
 
 The partition is checked on its own; the claims with a holder process that is alive, then killed; and a
-sharded run end to end through the docs' Slurm job-array script: four tiny masked LMs' GMET cells as two
-array tasks into one folder, one killed and run again, then collected, against the same grid unsharded.
+12-cell grid (tiny masked LMs' GMET cells, tiny causal LMs' llm nlue cells) run end to end through the docs'
+recipes, each against the same grid unsharded: the Slurm job-array script as three array tasks into one folder,
+one killed inside a cell and run again, then collected; the Ray script on a local two-node cluster, a worker
+killed inside a cell and its task run again by Ray.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -25,10 +28,12 @@ from nlue.errors import NlueError
 from nlue.evals.sweep.grid import Cell, Cost
 from nlue.evals.sweep.run import SweepState
 from nlue.evals.sweep.shards import parse_shard, partition, shard_cells, work
-from tests.sweep_processes import start_sweep, sweep_env
+from tests.sweep_processes import results_of, start_sweep, sweep_env
 
-MODELS = ("mlm-a", "mlm-b", "mlm-c", "mlm-d")
-SLURM_SCRIPT = Path(__file__).resolve().parents[1] / "docs" / "examples" / "sweep-shards" / "slurm-array.sh"
+MASKED = ("mlm-a", "mlm-b", "mlm-c", "mlm-d")
+CAUSAL = ("clm-a", "clm-b")
+RECIPES = Path(__file__).resolve().parents[1] / "docs" / "examples" / "sweep-shards"
+SLURM_SCRIPT, RAY_SCRIPT = RECIPES / "slurm-array.sh", RECIPES / "ray_shards.py"
 
 
 def _finished(process: subprocess.Popen, code: int = 0) -> str:
@@ -88,11 +93,17 @@ def test_a_shard_that_is_not_k_of_n_is_refused(text: str) -> None:
 
 
 # ------------------------------------------------------------------ claims
-def _roster(folder: Path, dataset: Path, models: dict[str, Path], out: Path) -> Path:
+def _roster(folder: Path, dataset: Path, masked: dict[str, Path], out: Path, causal: dict[str, Path] | None = None,
+            ) -> Path:  # fmt: skip
+    """GMET on the masked LMs; with causal LMs, also llm nlue on sa by log-likelihood and generation, 0 and 1 shot."""
     roster = {"name": "shards", "out": str(out), "datasets": {"nlue": str(dataset)},
               "defaults": {"limit": 2, "bootstrap_resamples": 0},
-              "models": [{"name": n, "id": str(p), "kind": "masked-lm"} for n, p in models.items()],
+              "models": [{"name": n, "id": str(p), "kind": "masked-lm"} for n, p in masked.items()]
+                        + [{"name": n, "id": str(p), "kind": "causal-lm"} for n, p in (causal or {}).items()],
               "runs": [{"run": "gmet"}]}  # fmt: skip
+    if causal:
+        roster["runs"].append({"run": "llm nlue", "tasks": ["sa"], "prompt_languages": ["en"],
+                               "modes": ["loglik", "generate"], "shots": [0, 1], "max_new_tokens": 4})  # fmt: skip
     path = folder / "shards.yaml"
     path.write_text(yaml.safe_dump(roster), encoding="utf-8")
     return path
@@ -133,21 +144,21 @@ def test_a_group_held_by_a_live_job_is_passed_over_and_taken_over_once_it_dies(t
 
 # ------------------------------------------------------------------ shards end to end
 @pytest.fixture(scope="module")
-def masked_lms(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def grid(tmp_path_factory: pytest.TempPathFactory, sample_build) -> tuple[Path, Path]:
+    """The roster of the end-to-end tests, 12 cells in 6 results groups (4 tiny masked LMs' GMET cells, 2 tiny
+    causal LMs' llm nlue cells in 2 modes and 2 shots), and the folder of its run unsharded (the roster's out)."""
     pytest.importorskip("transformers")
-    from nlue.lm.tiny import save_tiny_encoder
+    from nlue.lm.tiny import save_tiny_causal_lm, save_tiny_encoder
 
-    folder = tmp_path_factory.mktemp("mlms")
-    return {name: save_tiny_encoder(folder / name, "roberta", seed=i) for i, name in enumerate(MODELS)}
-
-
-def _results(out: Path) -> dict[str, tuple]:
-    """The numbers of each results file (what two runs of one cell must agree on; dates and timings differ)."""
-    found = {}
-    for path in sorted((out / "results").glob("*/*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        found[path.relative_to(out / "results").as_posix()] = (data["task"], data["primary_score"], data["metrics"])
-    return found
+    folder = tmp_path_factory.mktemp("grid")
+    masked = {name: save_tiny_encoder(folder / name, "roberta", seed=i) for i, name in enumerate(MASKED)}
+    causal = {name: save_tiny_causal_lm(folder / name, seed=10 + i) for i, name in enumerate(CAUSAL)}
+    whole = folder / "whole"
+    roster = _roster(folder, sample_build.repo_dir, masked, whole, causal)
+    stdout = _finished(start_sweep(str(roster), "-q", cwd=folder))
+    assert "12 cells: 12 ran" in stdout
+    assert len(results_of(whole)) == 12
+    return roster, whole
 
 
 def _array_task(roster: Path, out: Path, task: int, count: int, cwd: Path) -> subprocess.Popen:
@@ -159,44 +170,49 @@ def _array_task(roster: Path, out: Path, task: int, count: int, cwd: Path) -> su
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
 
 
-def test_two_shards_into_one_folder_one_killed_and_rerun_collect_to_the_unsharded_results(
-    tmp_path: Path, sample_build, masked_lms: dict[str, Path]
+def _kill_inside_a_cell(process: subprocess.Popen, deadline: float) -> None:
+    """SIGKILL a sweep once it has a cell's process running: the cell cannot be done, since only the sweep writes
+    its marker, after the cell's process ended (and that process dies with the sweep)."""
+    import psutil
+
+    sweep = psutil.Process(process.pid)  # the array script execs nlue sweep: the same process
+    while not sweep.children() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sweep.children(), "the shard ended before it ran a cell"
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=60)
+
+
+def test_three_shards_into_one_folder_one_killed_and_rerun_collect_to_the_unsharded_results(
+    tmp_path: Path, grid: tuple[Path, Path]
 ) -> None:
-    """The docs' Slurm array script as two local array tasks into one folder; the second killed inside a cell and
-    run again; collected, the results equal the same grid's run unsharded."""
-    whole, shared = tmp_path / "whole", tmp_path / "shared"
-    roster = _roster(tmp_path, sample_build.repo_dir, masked_lms, whole)
-    _finished(start_sweep(str(roster), "-q", cwd=tmp_path))
-    dry = _finished(start_sweep(str(roster), "--out", str(shared), "--shard", "2/2", "--dry-run", cwd=tmp_path))
-    assert "2/2 <- this job" in dry and "4 models, 2 cells, out" in dry  # the shard's half of the grid
-    first = _array_task(roster, shared, 0, 2, tmp_path)
-    second = _array_task(roster, shared, 1, 2, tmp_path)
-    deadline = time.monotonic() + 300  # kill the second once it is inside a cell
-    while not list((shared / "sweep" / "logs").glob("*.log")) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    second.send_signal(signal.SIGKILL)
-    second.wait(timeout=60)
-    out_first = _finished(first)
-    assert "(shard 1/2)" in out_first and "--collect" in out_first
+    """issue 31, item 1: a 12-cell sweep as 3 shards, the docs' Slurm array script run as 3 local array tasks at
+    once into one folder, one SIGKILLed inside a cell and run again; collected, the results (scores and per-item
+    predictions byte for byte) equal the same grid's run unsharded."""
+    roster, whole = grid
+    shared = tmp_path / "shared"
+    dry = _finished(start_sweep(str(roster), "--out", str(shared), "--shard", "2/3", "--dry-run", cwd=tmp_path))
+    assert "2/3 <- this job" in dry and "6 models, 5 cells, out" in dry  # a GMET and an llm nlue group
+    tasks = [_array_task(roster, shared, task, 3, tmp_path) for task in range(3)]
+    _kill_inside_a_cell(tasks[1], time.monotonic() + 300)
+    outputs = [_finished(tasks[0]), _finished(tasks[2])]
+    assert "(shard 1/3)" in outputs[0] and "(shard 3/3)" in outputs[1] and "--collect" in outputs[0]
     unfinished = _finished(start_sweep(str(roster), "--out", str(shared), "--collect", cwd=tmp_path), 1)
     assert "cells not done yet" in unfinished
-    _finished(_array_task(roster, shared, 1, 2, tmp_path))  # the killed task, run again
+    _finished(_array_task(roster, shared, 1, 3, tmp_path))  # the killed task, run again
     summary = _finished(start_sweep(str(roster), "--out", str(shared), "--collect", cwd=tmp_path))
-    assert "4 cells: 0 ran, 4 skipped (done before), 0 failed, 0 not run" in summary
-    assert all(name in summary for name in MODELS)
+    assert "12 cells: 0 ran, 12 skipped (done before), 0 failed, 0 not run" in summary
+    assert all(name in summary for name in (*MASKED, *CAUSAL))
     assert (shared / "results" / "summary.md").is_file()
-    assert _results(shared) == _results(whole) and len(_results(whole)) == len(MODELS)
+    assert results_of(shared) == results_of(whole)
 
     # Jobs that ran into folders of their own: gathered into a third. Every cell is done in both, with the same
     # numbers and per-item predictions, so each is taken once.
     gathered = tmp_path / "gathered"
     stdout = _finished(start_sweep(str(roster), "--out", str(gathered), "--collect", "--from", str(shared), "--from",
                               str(whole), cwd=tmp_path))  # fmt: skip
-    assert f"gathered 4 done cells into {gathered}" in stdout and "4 skipped (done before)" in stdout
-    assert _results(gathered) == _results(whole)
-    assert sorted(p.name for p in (gathered / "results").glob("*/*.predictions.jsonl")) == sorted(
-        p.name for p in (whole / "results").glob("*/*.predictions.jsonl")
-    )
+    assert f"gathered 12 done cells into {gathered}" in stdout and "12 skipped (done before)" in stdout
+    assert results_of(gathered) == results_of(whole)
     # The same cell with another score elsewhere: refused, every such cell named, nothing gathered.
     edited = tmp_path / "edited"
     shutil.copytree(whole, edited)
@@ -225,3 +241,54 @@ def test_collect_refuses_a_shard(tmp_path: Path, sample_build) -> None:
     process = start_sweep(str(roster), "--collect", "--shard", "1/2", cwd=tmp_path)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == EXIT_INPUT and "--collect runs nothing" in stderr
+
+
+# ------------------------------------------------------------------ the Ray recipe
+def _worker_of(shard: str, deadline: float) -> int:
+    """The pid of the Ray worker running ``nlue sweep ... --shard SHARD``, once that sweep runs a cell."""
+    import psutil
+
+    while time.monotonic() < deadline:
+        for process in psutil.Process().children(recursive=True):  # the cluster's processes are this test's
+            with contextlib.suppress(psutil.Error):
+                command = process.cmdline()
+                if "sweep" in command and shard in command and process.children():
+                    return process.ppid()
+        time.sleep(0.05)
+    raise AssertionError(f"no sweep of shard {shard} ran a cell")
+
+
+def test_the_ray_recipe_on_a_two_node_cluster_collects_to_the_unsharded_results(
+    tmp_path: Path, grid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 31, item 1: the docs' Ray script on a local cluster of two nodes (a head and a worker node, one CPU
+    each): one Ray task per shard into one folder; the worker running shard 2 is SIGKILLed inside a cell and Ray
+    runs the task again; the script's collection exits 0 with the results of the grid run unsharded."""
+    pytest.importorskip("ray", reason="the Ray recipe needs ray (pip install ray)")
+    from ray.cluster_utils import Cluster
+
+    roster, whole = grid
+    shared = tmp_path / "shared"
+    for key, value in {**sweep_env(), "RAY_USAGE_STATS_ENABLED": "0"}.items():
+        monkeypatch.setenv(key, value)  # the cluster's workers start with this environment
+    # One CPU a node, and none of the processes a run here has no use for: the dashboard, the autoscaler's
+    # monitor, the log monitor (the script does not show the workers' output).
+    small = {"num_cpus": 1, "object_store_memory": 80 * 2**20, "include_log_monitor": False}
+    cluster = Cluster(initialize_head=True, head_node_args={**small, "include_dashboard": False, "no_monitor": True})
+    try:
+        cluster.add_node(**small)
+        cluster.wait_for_nodes()
+        script = subprocess.Popen([sys.executable, str(RAY_SCRIPT), str(roster), str(shared), "--shards", "3",
+                                   "--address", cluster.address], cwd=tmp_path, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)  # fmt: skip
+        try:
+            os.kill(_worker_of("2/3", time.monotonic() + 300), signal.SIGKILL)
+            stdout = _finished(script)
+        finally:
+            script.kill()
+            script.wait(timeout=60)
+    finally:
+        cluster.shutdown()
+    assert all(f"shard {k}/3: exit 0" in stdout for k in (1, 2, 3))
+    assert "12 cells: 0 ran, 12 skipped (done before), 0 failed, 0 not run" in stdout
+    assert results_of(shared) == results_of(whole)
