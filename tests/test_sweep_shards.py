@@ -34,6 +34,7 @@ MASKED = ("mlm-a", "mlm-b", "mlm-c", "mlm-d")
 CAUSAL = ("clm-a", "clm-b")
 RECIPES = Path(__file__).resolve().parents[1] / "docs" / "examples" / "sweep-shards"
 SLURM_SCRIPT, RAY_SCRIPT = RECIPES / "slurm-array.sh", RECIPES / "ray_shards.py"
+K8S_JOB = RECIPES / "k8s-indexed-job.yaml"
 
 
 def _finished(process: subprocess.Popen, code: int = 0) -> str:
@@ -292,3 +293,36 @@ def test_the_ray_recipe_on_a_two_node_cluster_collects_to_the_unsharded_results(
     assert all(f"shard {k}/3: exit 0" in stdout for k in (1, 2, 3))
     assert "12 cells: 0 ran, 12 skipped (done before), 0 failed, 0 not run" in stdout
     assert results_of(shared) == results_of(whole)
+
+
+# ------------------------------------------------------------------ the Kubernetes recipe
+def test_the_kubernetes_indexed_job_runs_shard_k_of_n_in_pod_k(tmp_path: Path) -> None:
+    """issue 31, item 1: the docs' Indexed Job (no Kubernetes here, so not applied to a cluster): it parses as a
+    batch/v1 Indexed Job of N pods, and each pod's command, run by sh as the pod runs it with its
+    JOB_COMPLETION_INDEX, is ``nlue sweep ROSTER --out OUT --shard K/N`` (K = index + 1), valid for nlue sweep's
+    parser, with the roster and the folder on the shared volume and the collection the header names."""
+    from nlue.evals.sweep.cli import build_parser
+
+    text = K8S_JOB.read_text(encoding="utf-8")
+    job = yaml.safe_load(text)
+    spec = job["spec"]
+    assert (job["apiVersion"], job["kind"], spec["completionMode"]) == ("batch/v1", "Job", "Indexed")
+    count = spec["completions"]
+    assert spec["parallelism"] == count and count > 1
+    (container,) = spec["template"]["spec"]["containers"]
+    assert container["command"] == ["/bin/sh", "-c"] and len(container["args"]) == 1
+    stand_in = tmp_path / "nlue"  # prints the arguments it is given, one a line
+    stand_in.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n', encoding="utf-8")
+    stand_in.chmod(0o755)
+    mounts = [m["mountPath"] for m in container["volumeMounts"]]
+    for index in range(count):
+        env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}", "JOB_COMPLETION_INDEX": str(index)}
+        argv = subprocess.run(["/bin/sh", "-c", container["args"][0]], env=env, capture_output=True, text=True,
+                              check=True, timeout=30).stdout.splitlines()  # fmt: skip
+        args = build_parser().parse_args(argv[1:])
+        assert argv[0] == "sweep" and args.shard == f"{index + 1}/{count}" and not args.collect
+        assert all(any(str(p).startswith(f"{m}/") for m in mounts) for p in (args.roster, args.out))
+        assert f"nlue sweep {args.roster} --out {args.out} --collect" in text
+    guide = (RECIPES.parents[1] / "guides" / "compare.md").read_text(encoding="utf-8")
+    assert '--8<-- "sweep-shards/k8s-indexed-job.yaml"' in guide  # the page shows this very file
+    assert "--shard $((JOB_COMPLETION_INDEX + 1))/N" in guide
