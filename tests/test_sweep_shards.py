@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -26,7 +28,7 @@ import yaml
 from nlue.cli_support import EXIT_INPUT
 from nlue.errors import NlueError
 from nlue.evals.sweep.grid import Cell, Cost
-from nlue.evals.sweep.run import SweepState
+from nlue.evals.sweep.run import STALE_SECONDS, SweepState
 from nlue.evals.sweep.shards import parse_shard, partition, shard_cells, work
 from tests.sweep_processes import results_of, start_sweep, sweep_env
 
@@ -136,11 +138,59 @@ def test_a_group_held_by_a_live_job_is_passed_over_and_taken_over_once_it_dies(t
         assert "1 failed, 0 not run, 1 running elsewhere" in stdout
         assert "running elsewhere empty-a · gmet" in stdout and f"(elsewhere pid {holder.pid}: group)" in stdout
         assert len(list((out / "sweep" / "failed").glob("*.json"))) == 1  # empty-b's
+        dry = _finished(start_sweep(str(roster), "--dry-run", cwd=tmp_path))  # who runs what, by the claim
+        assert f"running: empty-a held by elsewhere pid {holder.pid}: group (heartbeat" in dry
+        assert [line.split()[1] for line in dry.splitlines() if line.startswith(("1 ", "2 "))] == ["running", "failed"]
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait(timeout=30)
-    stdout = _finished(start_sweep(str(roster), "--start", "spawn", "-q", cwd=tmp_path), 1)
-    assert "2 failed, 0 not run" in stdout and "running elsewhere" not in stdout
+    # The holder named another host and its heartbeat is fresh: the rerun takes the group (its lock is free) and
+    # says that either that job has just died or the locks here do not reach across machines.
+    rerun = start_sweep(str(roster), "--start", "spawn", "-q", cwd=tmp_path)
+    stdout, stderr = rerun.communicate(timeout=600)
+    assert rerun.returncode == 1 and "2 failed, 0 not run" in stdout and "running elsewhere" not in stdout
+    assert "its lock was free, yet its claim names a job that was alive a moment ago" in stderr
+    assert SweepState(out).live_claim("empty-a") == "" and claim.read_text(encoding="utf-8") == ""  # let go
+
+
+def test_a_claim_names_its_job_while_it_runs_and_its_heartbeat_tells_a_live_job_from_a_dead_one(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """issue 31, item 1 (a claim taken over after its heartbeat stops): the claim file names the job holding it and
+    is emptied when let go; a claim whose lock is free but which names a job with a fresh heartbeat (another
+    host's: locks that do not reach across machines, as on an NFS mount without them) is reported, and one whose
+    heartbeat stopped (older than STALE_SECONDS, or a process of this host that has ended) is taken silently."""
+    state = SweepState(tmp_path)
+    with state.claim("model-a") as fd:
+        assert fd is not None
+        assert state.holder("model-a") == f"{socket.gethostname()} pid {os.getpid()}: model-a"
+        assert state.live_claim("model-a").endswith("(heartbeat 0 s ago)")
+    assert state.holder("model-a") == "" and state.live_claim("model-a") == ""
+
+    claim = state.claim_path("model-a")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
+    for holder, age, reported in (("other-host pid 4242: model-a", 5, True),
+                                  ("other-host pid 4242: model-a", STALE_SECONDS + 5, False),
+                                  (f"{socket.gethostname()} pid {gone}: model-a", 5, False)):  # fmt: skip
+        claim.write_text(holder + "\n", encoding="utf-8")
+        os.utime(claim, (time.time() - age, time.time() - age))
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="nlue.evals.sweep.run"), state.claim("model-a") as fd:
+            assert fd is not None  # the lock is free: the group is taken either way
+        warned = "locks on this file system do not reach across machines" in caplog.text
+        assert warned == reported, (holder, age, caplog.text)
+        assert holder in caplog.text if reported else True
+
+
+def test_a_running_cell_refreshes_its_claims_heartbeat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 31, item 1: while a cell runs, the sweep calls its heartbeat every HEARTBEAT_SECONDS (here 20 ms)."""
+    from nlue.evals.sweep import cells
+
+    monkeypatch.setattr(cells, "HEARTBEAT_SECONDS", 0.02)
+    beats = []
+    code = cells.run_cell(["sweep", "--list"], tmp_path / "cell.log", "spawn", heartbeat=lambda: beats.append(1))
+    assert code == 0 and len(beats) >= 3
 
 
 # ------------------------------------------------------------------ shards end to end
