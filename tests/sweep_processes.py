@@ -25,13 +25,15 @@ def start_sweep(*args: str, cwd: Path) -> subprocess.Popen:
 
 def results_of(out: Path) -> dict[str, tuple]:
     """What two runs of a sweep's cells must agree on, per results file: its task, primary score and metrics, and
-    its per-item predictions byte for byte (the ``*.jsonl`` beside it); dates and timings may differ."""
+    its per-item predictions and answers byte for byte (the ``*.jsonl`` beside it, and in the folder of its name:
+    a generation's ``sa/raw_outputs.jsonl``); dates and timings may differ."""
     results = out / "results"
     found = {}
     for path in sorted(results.glob("*/*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         stem = path.name.removesuffix(".json")
-        predictions = {p.name: p.read_bytes() for p in sorted(path.parent.glob(f"{stem}.*.jsonl"))}
+        jsonl = [*path.parent.glob(f"{stem}.*.jsonl"), *path.parent.glob(f"{stem}/**/*.jsonl")]
+        predictions = {p.relative_to(path.parent).as_posix(): p.read_bytes() for p in sorted(jsonl)}
         found[path.relative_to(results).as_posix()] = (data["task"], data["primary_score"], data["metrics"],
                                                        predictions)  # fmt: skip
     return found

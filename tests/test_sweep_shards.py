@@ -208,7 +208,8 @@ def grid(tmp_path_factory: pytest.TempPathFactory, sample_build) -> tuple[Path, 
     roster = _roster(folder, sample_build.repo_dir, masked, whole, causal)
     stdout = _finished(start_sweep(str(roster), "-q", cwd=folder))
     assert "12 cells: 12 ran" in stdout
-    assert len(results_of(whole)) == 12
+    found = results_of(whole)
+    assert len(found) == 12 and sum("sa/raw_outputs.jsonl" in r[3] for r in found.values()) == 4  # generations'
     return roster, whole
 
 

@@ -10,7 +10,8 @@ signal; the rerun skips every cell already done and takes over the groups the de
 fails is not retried (its shard exits 1 and the collection names it). Once every task has ended this runs
 ``nlue sweep ROSTER --out OUT --collect`` here and exits with its status: 0 when every cell is done.
 
-Without ``--address`` (and no ``RAY_ADDRESS``) Ray starts a cluster on this machine for the run.
+Without ``--address`` (and no ``RAY_ADDRESS``) Ray starts a cluster on this machine for the run, even where
+this machine is part of one (``--address auto`` joins that).
 """
 
 from __future__ import annotations
@@ -57,19 +58,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("roster", help="the roster YAML (a path every node can read) or a shipped roster's name")
     parser.add_argument("out", help="the sweep's output folder, on a file system every node shares")
     parser.add_argument("--shards", type=int, default=4, help="how many shards (Ray tasks) to cut the grid into")
-    parser.add_argument("--address", default=os.environ.get("RAY_ADDRESS"),
-                        help="the Ray cluster to join ('auto': the one this node is part of); default: RAY_ADDRESS, "
-                        "else a cluster started here for the run")  # fmt: skip
+    parser.add_argument("--address", default=os.environ.get("RAY_ADDRESS") or "local",
+                        help="the Ray cluster to join: HOST:PORT, or 'auto' for the one this node is part of; "
+                        "default: RAY_ADDRESS, else 'local', a cluster started here for the run")  # fmt: skip
     parser.add_argument("--cpus-per-shard", type=float, default=1, help="CPUs Ray reserves for each shard's task")
     parser.add_argument("--gpus-per-shard", type=float, default=0, help="GPUs Ray reserves for each shard's task")
     parser.add_argument("--retries", type=int, default=2, help="how often a shard whose job died is run again")
-    parser.add_argument("sweep_args", nargs="*", help="more nlue sweep options, after --: -- --limit 50 --models a b")
-    args = parser.parse_args(argv)
+    parser.epilog = "Options after -- go to every nlue sweep: -- --limit 50 --models xlmr mbert"
+    argv = sys.argv[1:] if argv is None else argv
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:cut])
+    args.sweep_args = argv[cut + 1 :]
     if args.shards < 1:
         parser.error("--shards must be at least 1")
 
     # A cluster started here for the run needs no dashboard; one joined keeps its own settings.
-    ray.init(address=args.address, log_to_driver=False, **({} if args.address else {"include_dashboard": False}))
+    local = {"include_dashboard": False} if args.address == "local" else {}
+    ray.init(address=args.address, log_to_driver=False, **local)
     try:
         task = run_shard.options(num_cpus=args.cpus_per_shard, num_gpus=args.gpus_per_shard,
                                  max_retries=args.retries, retry_exceptions=[ShardKilled])  # fmt: skip
