@@ -21,6 +21,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 
 import ray
 
@@ -29,12 +30,16 @@ class ShardKilled(RuntimeError):
     """The shard's sweep ended by a signal (killed, out of memory): worth running again."""
 
 
-def _die_with_worker() -> None:
-    """The sweep dies with the Ray worker that started it (Linux): no orphan goes on holding its groups."""
-    if sys.platform.startswith("linux"):
-        import ctypes
+def _die_with_worker() -> Callable[[], object] | None:
+    """What the shard's process calls before it starts: have the kernel kill it when the Ray worker that started
+    it dies (Linux), so that no orphan goes on holding its groups. Looked up here, before the fork: between
+    fork and exec in a process with threads (a Ray worker has many) only such a plain call is safe."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    return lambda: prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def sweep_command(roster: str, out: str, shard: int, count: int, extra: list[str]) -> list[str]:
@@ -47,7 +52,7 @@ def sweep_command(roster: str, out: str, shard: int, count: int, extra: list[str
 def run_shard(roster: str, out: str, shard: int, count: int, extra: list[str]) -> tuple[int, int, str]:
     """Shard ``shard`` of ``count``: (shard, exit code, the end of its output)."""
     command = sweep_command(roster, out, shard, count, extra)
-    done = subprocess.run(command, capture_output=True, text=True, preexec_fn=_die_with_worker)
+    done = subprocess.run(command, capture_output=True, text=True, preexec_fn=_die_with_worker())
     if done.returncode < 0:
         raise ShardKilled(f"shard {shard}/{count} killed by signal {-done.returncode}")
     return shard, done.returncode, (done.stdout + done.stderr)[-2000:]
