@@ -20,22 +20,26 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
 START_METHODS = ("fork", "spawn")
+HEARTBEAT_SECONDS = 30.0  # how often a running sweep refreshes its claim while a cell runs
 # What the commands of a sweep import, loaded once before the first fork. Imports only: no model is
 # loaded and no torch or tokenizers thread pool started in the sweep, which is what makes forking safe
 # (the threads numpy's BLAS and pyarrow's allocator start at import have fork handlers of their own,
 # on which datasets' and torch's own forking workers rely too).
+# transformers.modeling_utils is what every model class imports first, lazily: 2.5 s a cell when not preloaded.
+_MODELS = ("torch", "transformers", "transformers.modeling_utils")
 _PRELOAD = {
-    "train": ("torch", "transformers", "nlue.training.cli", "nlue.training.run"),
-    "llm": ("torch", "transformers", "nlue.evals.llm.cli", "nlue.lm.factory", "nlue.lm.local"),
-    "gmet": ("torch", "transformers", "nlue.gmet.cli", "nlue.gmet.evaluate"),
-    "idioms": ("torch", "transformers", "nlue.idioms.cli", "nlue.idioms.evaluate", "nlue.lm.factory"),
+    "train": (*_MODELS, "nlue.training.cli", "nlue.training.run"),
+    "llm": (*_MODELS, "nlue.evals.llm.cli", "nlue.lm.factory", "nlue.lm.local"),
+    "gmet": (*_MODELS, "nlue.gmet.cli", "nlue.gmet.evaluate"),
+    "idioms": (*_MODELS, "nlue.idioms.cli", "nlue.idioms.evaluate", "nlue.lm.factory"),
 }
 
 
@@ -106,8 +110,35 @@ def _exit_code(status: int) -> int:
     return 128 - code if code < 0 else code
 
 
-def run_cell(argv: Sequence[str], log: Path, start: str, keep_fds: Sequence[int] = ()) -> int:
-    """Run ``nlue ARGV`` in a child process with its output appended to ``log``; return its exit code."""
+@contextlib.contextmanager
+def _beating(heartbeat: Callable[[], None] | None) -> Iterator[None]:
+    """Call ``heartbeat`` every HEARTBEAT_SECONDS while the block runs, from a thread of its own. Used only while
+    the sweep waits for a cell it has already started: no thread of this kind is alive when the sweep forks."""
+    if heartbeat is None:
+        yield
+        return
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(HEARTBEAT_SECONDS):
+            try:
+                heartbeat()
+            except OSError as exc:  # a shared file system gone for a moment: the next beat may reach it
+                logger.warning("could not refresh the sweep's claim: %s", exc)
+
+    thread = threading.Thread(target=beat, name="nlue-sweep-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def run_cell(argv: Sequence[str], log: Path, start: str, keep_fds: Sequence[int] = (),
+             heartbeat: Callable[[], None] | None = None) -> int:  # fmt: skip
+    """Run ``nlue ARGV`` in a child process with its output appended to ``log``; return its exit code.
+    ``heartbeat`` is called every HEARTBEAT_SECONDS while the cell runs."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("a", encoding="utf-8") as handle:
         handle.write(f"$ nlue {' '.join(argv)}\n")
@@ -118,7 +149,8 @@ def run_cell(argv: Sequence[str], log: Path, start: str, keep_fds: Sequence[int]
         pid = os.fork()
         if pid == 0:
             _child(argv, log, parent, keep_fds)
-        return _wait(pid)
+        with _beating(heartbeat):
+            return _wait(pid)
     with log.open("a", encoding="utf-8") as handle:
         parent = os.getpid()
         process = subprocess.Popen(
@@ -128,7 +160,8 @@ def run_cell(argv: Sequence[str], log: Path, start: str, keep_fds: Sequence[int]
             preexec_fn=(lambda: _die_with_parent(parent)) if sys.platform.startswith("linux") else None,
         )
         try:
-            return _exit_code_of(process.wait())
+            with _beating(heartbeat):
+                return _exit_code_of(process.wait())
         except KeyboardInterrupt:
             process.send_signal(signal.SIGINT)
             process.wait()

@@ -53,6 +53,7 @@ from nlue.evals.sweep.grid import Cell, Cost, build_grid, cost_total, sizes_note
 from nlue.evals.sweep.roster import DATASET_KEYS, Roster, load_roster, roster_sources
 from nlue.evals.sweep.roster_runs import COMMANDS
 from nlue.evals.sweep.shards import parse_shard, partition, shard_cells, work
+from nlue.text.safe import terminal_safe
 from nlue.text_table import text_table
 
 DEFAULT_TINY_MODELS = Path("build") / "tiny-models"
@@ -153,8 +154,13 @@ def print_dry_run(roster: Roster, cells: Sequence[Cell]) -> None:
     state = SweepState(roster.out)
     rows = [["#", "state", "model", "command", "setting", "cost"]]
     commands = []
+    running: dict[str, str] = {}  # results group -> the live job whose claim names it
     for number, cell in enumerate(cells, start=1):
-        rows.append([str(number), state.status(cell), cell.model, cell.command, cell.setting, _cost_text(cell.cost)])
+        status = state.status(cell)
+        if status != "done" and cell.results_name not in running:
+            running[cell.results_name] = state.live_claim(cell.results_name)
+        status = "running" if status != "done" and running[cell.results_name] else status
+        rows.append([str(number), status, cell.model, cell.command, cell.setting, _cost_text(cell.cost)])
         commands.append(f"{number:>3}  nlue {shlex.join(cell.argv)}")
     print(f"roster {roster.name} ({roster.path}): {len(roster.models)} models, {len(cells)} cells, out {roster.out}")
     models = [["model", "kind", "id", "params", "where the id comes from"]]
@@ -165,6 +171,9 @@ def print_dry_run(roster: Roster, cells: Sequence[Cell]) -> None:
     print(text_table(rows))
     print("\ncommands:")
     print("\n".join(commands))
+    for name, holder in running.items():
+        if holder:
+            print(f"running: {terminal_safe(name)} held by {terminal_safe(holder)}")
     total = cost_total(cells)
     todo = [c for c in cells if state.status(c) != "done"]
     print(f"\ncost of the whole grid: {_cost_text(total)}")

@@ -2,11 +2,12 @@
 gathered into one ``--out`` before its summary is written.
 
 For each cell of the grid done in a ``--from`` folder (its marker there, its results files as the marker
-recorded them), the cell's results files and what lies beside each (its per-item predictions, its
-human-readable copy) are copied into ``--out``'s results tree with a new marker saying where they came
-from. A cell done in two places (two folders, or a folder and ``--out``) is taken once, and only when both
-give the same numbers: the same results files with the same task, primary score and metrics, and the
-same per-item predictions byte for byte (a run's date and timings may differ). Every disagreement is
+recorded them), the cell's results files and what belongs to each (its per-item predictions and
+human-readable copy beside it, a generation's raw answers in the folder of its name) are copied into
+``--out``'s results tree with a new marker saying where they came from. A cell done in two places (two
+folders, or a folder and ``--out``) is taken once, and only when both give the same numbers: the same
+results files with the same task, primary score and metrics, and the same per-item predictions and
+answers (``*.jsonl``) byte for byte (a run's date and timings may differ). Every disagreement is
 reported at once and nothing is copied (exit 2). Checkpoints and GMET run folders (``runs/``) stay where
 their job wrote them.
 """
@@ -28,7 +29,8 @@ NUMBERS = ("task", "primary_metric", "primary_score", "metrics")  # what must ag
 
 
 def _companions(results: Path, relative: str) -> list[str]:
-    """The results file and the files beside it that belong to it (``sa.json``: ``sa.predictions.jsonl``...)."""
+    """The results file and the files that belong to it: beside it (``sa.json``: ``sa.predictions.jsonl``...) and
+    in the folder of its name (``sa/raw_outputs.jsonl``, a generation's answers, which the results file names)."""
     path = results / relative
     stem = path.name.removesuffix(".json")
     found = [relative]
@@ -36,6 +38,9 @@ def _companions(results: Path, relative: str) -> list[str]:
         for sibling in sorted(path.parent.iterdir()):
             if sibling.is_file() and sibling.name != path.name and sibling.name.startswith(f"{stem}."):
                 found.append(sibling.relative_to(results).as_posix())
+    folder = path.parent / stem
+    if folder.is_dir():
+        found += sorted(p.relative_to(results).as_posix() for p in folder.rglob("*") if p.is_file())
     return found
 
 

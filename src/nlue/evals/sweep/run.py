@@ -16,8 +16,12 @@ running sweep): each claims a results group (the cells writing one results folde
 :mod:`nlue.evals.sweep.shards`) before running its cells and passes over a group another live job holds.
 A claim is an exclusive ``flock`` on the group's lock file, which the kernel lets go when the holding
 process ends however it ends, so a killed job's groups are taken over by the next job that reaches them.
-(``flock`` reaches across machines on NFSv4, Lustre and GPFS mounts that support it; where it does not,
-give each job its own ``--out``.)
+The lock file also says who holds it (``host pid N: group``), and its modification time is the holder's
+heartbeat, refreshed every HEARTBEAT_SECONDS while the job runs; a job that lets a claim go empties the
+file. So the dry run can show which job runs which group, and where ``flock`` does not reach across
+machines (an NFS mount without working locks), a job that gets a lock whose file names a live job on
+another host (its heartbeat younger than STALE_SECONDS) says so: either that job died a moment ago, or
+two jobs may be running one group, and each job should have its own ``--out``.
 
 A rerun skips every cell with a marker. A cell killed half-way has none and runs again; its
 command's own resume (LLM answers from the journal, a fine-tuning from its last checkpoint) makes
@@ -26,10 +30,12 @@ that cheap. A failed cell is recorded and the sweep goes on (``stop_on_failure``
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
+import re
 import socket
 import time
 from collections.abc import Iterator, Sequence
@@ -39,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from nlue.evals.sweep.cells import default_start, last_error, preload, run_cell
+from nlue.evals.sweep.cells import HEARTBEAT_SECONDS, default_start, last_error, preload, run_cell
 from nlue.evals.sweep.grid import RESULTS, STATE, Cell
 from nlue.evals.sweep.shards import results_groups
 from nlue.results import write_json_atomic
@@ -48,6 +54,8 @@ logger = logging.getLogger(__name__)
 
 DONE, FAILED, TO_RUN, NOT_RUN, RAN = "done", "failed", "to run", "not run", "ran"
 ELSEWHERE = "running elsewhere"  # its results group is claimed by another live job
+STALE_SECONDS = 4 * HEARTBEAT_SECONDS  # a claim whose heartbeat is older than this is its dead job's leftover
+_HOLDER = re.compile(r"^(\S+) pid (\d+): ")
 
 
 @dataclass
@@ -119,6 +127,7 @@ class SweepState:
         path = self.claim_path(results_name)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        held = False
         try:
             try:
                 import fcntl
@@ -129,11 +138,21 @@ class SweepState:
             except OSError:
                 yield None
                 return
+            other = self.live_claim(results_name)
+            if other:
+                logger.warning("%s: its lock was free, yet its claim names a job that was alive a moment ago (%s): "
+                               "either that job has just died, or locks on this file system do not reach across "
+                               "machines and two jobs may run this group; then give each job its own --out and "
+                               "gather them with --collect --from", results_name, other)  # fmt: skip
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)
             os.write(fd, f"{socket.gethostname()} pid {os.getpid()}: {results_name}\n".encode())
+            held = True
             yield fd
         finally:
+            if held:  # let go in good order: no holder named (a killed job's name stays, its heartbeat going stale)
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, 0)
             os.close(fd)  # closing the descriptor lets the claim go
 
     def holder(self, results_name: str) -> str:
@@ -142,6 +161,33 @@ class SweepState:
             return self.claim_path(results_name).read_text(encoding="utf-8", errors="replace").strip()[:200]
         except OSError:
             return "?"
+
+    def live_claim(self, results_name: str) -> str:
+        """Who holds the group, with the age of its heartbeat, when its claim names a job that looks alive: a
+        heartbeat younger than STALE_SECONDS, from another host or from a process of this host that still runs
+        ("" otherwise). Reads the file and takes no lock."""
+        path = self.claim_path(results_name)
+        try:
+            age = time.time() - path.stat().st_mtime
+            holder = path.read_text(encoding="utf-8", errors="replace").strip()[:200]
+        except OSError:
+            return ""
+        if not holder or age > STALE_SECONDS:
+            return ""
+        named = _HOLDER.match(holder)
+        if named and named.group(1) == socket.gethostname() and not _alive(int(named.group(2))):
+            return ""
+        return f"{holder} (heartbeat {max(0, round(age))} s ago)"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _files(root: Path) -> dict[str, tuple[int, int]]:
@@ -174,11 +220,12 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _run_one(cell: Cell, state: SweepState, start: str, keep_fds: Sequence[int]) -> CellOutcome:
+def _run_one(cell: Cell, state: SweepState, start: str, claim: int) -> CellOutcome:
     before = _files(state.results)
     log = state.log(cell)
     began = time.perf_counter()
-    code = run_cell(cell.argv, log, start, keep_fds)
+    beat = state.claim_path(cell.results_name)
+    code = run_cell(cell.argv, log, start, [claim], heartbeat=lambda: os.utime(beat))
     seconds = round(time.perf_counter() - began, 3)
     after = _files(state.results)
     written = _written_results(before, after, cell.results_name)
@@ -239,7 +286,7 @@ def run_sweep(cells: Sequence[Cell], out: Path, options: SweepOptions | None = N
                     bar.set_postfix_str(cell.label)
                     logger.debug("cell %s: %s", cell.id, cell.label)
                     try:
-                        outcome = _run_one(cell, state, options.start, [claim])
+                        outcome = _run_one(cell, state, options.start, claim)
                     except KeyboardInterrupt:
                         interrupted = stopped = True
                         outcomes.extend(CellOutcome(c, NOT_RUN) for c in group[position:])
