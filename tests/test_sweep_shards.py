@@ -213,6 +213,32 @@ def grid(tmp_path_factory: pytest.TempPathFactory, sample_build) -> tuple[Path, 
     return roster, whole
 
 
+def _answers_lines(out: Path) -> list[str]:
+    """The `answers: N asked, M from the cache` line of every cell that asked a model, from the cells' logs."""
+    logs = sorted((out / "sweep" / "logs").glob("*.log"))
+    return [
+        line for log in logs for line in log.read_text(encoding="utf-8").splitlines() if line.startswith("answers:")
+    ]
+
+
+def test_the_same_sweep_again_sends_no_request(
+    tmp_path: Path, grid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 31, items 1 and 2 (done when): the 12-cell sweep run a second time, into another folder, sends 0
+    requests: each of its 8 LLM cells says `answers: 0 asked` (the cache counts them), and the results are the
+    same. (The GMET cells' masked-LM passes are local computation, not requests; they are not cached.)"""
+    roster, whole = grid
+    monkeypatch.setenv("NLUE_ANSWER_CACHE", str(tmp_path / "cache"))  # the sweeps' cells inherit it
+    first, again = tmp_path / "first", tmp_path / "again"
+    _finished(start_sweep(str(roster), "--out", str(first), "-q", cwd=tmp_path))
+    _finished(start_sweep(str(roster), "--out", str(again), "-q", cwd=tmp_path))
+    asked = _answers_lines(first)
+    assert len(asked) == 8 and not any(line.startswith("answers: 0 asked") for line in asked), asked
+    reused = _answers_lines(again)
+    assert len(reused) == 8 and all(line.startswith("answers: 0 asked") for line in reused), reused
+    assert results_of(again) == results_of(first) == results_of(whole)
+
+
 def _array_task(roster: Path, out: Path, task: int, count: int, cwd: Path) -> subprocess.Popen:
     """One task of the documented Slurm job array, run here as Slurm would run it: the script with the array's
     variables set (its #SBATCH lines are comments to bash)."""
