@@ -193,3 +193,20 @@ def test_the_servers_capabilities_are_cached_too(
     assert _answers_line(capsys.readouterr().out).startswith("answers: 0 asked")
     assert proxy.asked == first
     assert _predictions(tmp_path / "first") == _predictions(tmp_path / "again") != {}
+
+
+def test_a_masked_lms_scores_are_cached_too(nediom_build, tmp_path: Path, capsys, answer_cache: Path) -> None:
+    """issue 31, item 2: a masked LM's pseudo-log-likelihoods (neDIOM's zero-shot protocol) go through the cache
+    like every backend's requests: the rerun computes nothing and writes the same predictions."""
+    from nlue.lm.tiny import save_tiny_encoder
+
+    masked = save_tiny_encoder(tmp_path / "mlm", "roberta", seed=3)
+    argv = ["idioms", "eval", "--model", str(masked), "--dataset", str(nediom_build.repo_dir), "--setting",
+            "zero-shot", "--context", "S2", "--mode", "loglik", "--limit", "4", "--bootstrap-resamples", "0", "-q"]  # fmt: skip
+    assert main([*argv, "--results-dir", str(tmp_path / "first")]) == 0
+    first = _answers_line(capsys.readouterr().out)
+    asked = int(first.split()[1])
+    assert asked > 0 and first.endswith(f"0 from the cache ({answer_cache})")
+    assert main([*argv, "--results-dir", str(tmp_path / "again")]) == 0
+    assert _answers_line(capsys.readouterr().out) == f"answers: 0 asked, {asked} from the cache ({answer_cache})"
+    assert _predictions(tmp_path / "first") == _predictions(tmp_path / "again") != {}

@@ -23,6 +23,7 @@ import numpy as np
 from nlue.errors import NlueError
 from nlue.lm.base import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest
 from nlue.lm.description import Capabilities, ModelDescription
+from nlue.lm.journal import JournalledCall, open_journal
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +33,9 @@ DEFAULT_BATCH_SIZE = 16
 class MaskedLMScorer:
     """Log-likelihood requests answered by a masked LM's left-to-right pseudo-log-likelihood."""
 
-    def __init__(self, model: str, device: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+    def __init__(
+        self, model: str, device: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE, journal: Any = None
+    ) -> None:
         import torch
 
         from nlue.lm.checkpoints import load_masked_lm
@@ -42,6 +45,7 @@ class MaskedLMScorer:
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model.to(self.device).eval()
         self.batch_size = batch_size
+        self.journal = journal  # the answer cache (nlue.lm.answer_cache), a path to one, or None
         positions = getattr(self.model.config, "max_position_embeddings", None) or 512
         self.max_length = min(positions, self.tokenizer.model_max_length or positions)
         self.truncated = 0  # contexts cut by the last call
@@ -80,7 +84,23 @@ class MaskedLMScorer:
         return ids, len(self.head) + len(context) + filled
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
-        """Each continuation's summed PLL after its context (``is_greedy`` is not defined here: always False)."""
+        """Each continuation's summed PLL after its context (``is_greedy`` is not defined here: always False).
+
+        Through the answer cache like every backend's requests: a rerun computes nothing it computed before.
+        """
+        journal, owned = open_journal(self.journal)
+        try:
+            params = {"scoring": "PLL-word-l2r", "max_length": self.max_length}
+            call = JournalledCall(journal, self, "loglikelihood", params, [r.to_dict() for r in requests])
+            if call.pending:
+                scores = self._score([requests[i] for i in call.pending])
+                call.record((i, s.to_dict()) for i, s in zip(call.pending, scores, strict=True))
+            return [Loglikelihood.from_dict(r) for r in call.results()]
+        finally:
+            if owned and journal is not None:
+                journal.close()
+
+    def _score(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
         asks: list[tuple[list[int], int, int]] = []  # (ids, position, token): one per piece
         spans: list[tuple[int, int]] = []
         contexts: dict[str, list[int]] = {}
@@ -131,4 +151,6 @@ class MaskedLMScorer:
 
 def from_spec(spec: Any, **context: Any) -> MaskedLMScorer:
     """The ``masked-lm`` backend (:mod:`nlue.lm.backends`)."""
-    return MaskedLMScorer(spec.model, device=spec.device, batch_size=spec.batch_size or DEFAULT_BATCH_SIZE)
+    return MaskedLMScorer(
+        spec.model, device=spec.device, batch_size=spec.batch_size or DEFAULT_BATCH_SIZE, journal=spec.journal
+    )
