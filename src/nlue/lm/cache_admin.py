@@ -100,10 +100,11 @@ def human_bytes(size: float) -> str:
 
 
 def groups_text(groups: list[Group]) -> list[str]:
-    """One line per group (times in UTC), every stored value terminal-safe."""
+    """One line per group (times in UTC), every stored value terminal-safe; the model's name whole (up to 400
+    characters), since it is what `nlue cache prune --model` takes."""
     header = ("model", "answerer", "kind", "rows", "bytes", "oldest", "newest", "last used")
     table = [header] + [
-        (terminal_safe(g.model, 60), terminal_safe(g.answerer, 48), terminal_safe(g.kind, 20), str(g.rows),
+        (terminal_safe(g.model, 400), terminal_safe(g.answerer, 48), terminal_safe(g.kind, 20), str(g.rows),
          human_bytes(g.bytes), _when(g.oldest), _when(g.newest), _when(g.last_used))
         for g in groups
     ]  # fmt: skip
