@@ -42,10 +42,10 @@ from typing import Any, Literal
 
 from nlue.errors import NlueError, ServiceError
 from nlue.lm.answer_cache import AnswerCache
-from nlue.lm.base import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest, cut_at_stop
+from nlue.lm.base import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest
 from nlue.lm.cost import UsageMeter
 from nlue.lm.description import LOGLIK, Capabilities, ModelDescription, run_locally_advice
-from nlue.lm.http_answers import echoed_loglikelihood, first_choice, message_text
+from nlue.lm.http_bodies import CHAT, generation_body, loglikelihood_body, read_generation, read_loglikelihood
 from nlue.lm.http_deadline import deadline, http_client
 from nlue.lm.http_endpoint import parse_endpoint, read_api_key
 from nlue.lm.http_pace import PaceWatch
@@ -55,8 +55,6 @@ from nlue.lm.progress import WarningTally, progress_bar
 from nlue.text.safe import redact
 
 logger = logging.getLogger(__name__)
-
-MAX_API_STOP = 4  # OpenAI's limit on stop sequences; the rest are applied locally
 
 
 class OpenAICompatibleLM:
@@ -207,18 +205,14 @@ class OpenAICompatibleLM:
     def _ask_loglikelihood(self, request: LoglikelihoodRequest) -> tuple[dict[str, Any], Any]:
         import openai
 
-        text = request.context + request.continuation
+        body = loglikelihood_body(self.model, self.seed, request)
         try:
-            response = self._client.completions.create(
-                model=self.model, prompt=text, max_tokens=1, temperature=0.0, echo=True, logprobs=1,
-                **({"seed": self.seed} if self.seed is not None else {}),
-            )  # fmt: skip
+            response = self._client.completions.create(**body.json)
         except (openai.BadRequestError, openai.UnprocessableEntityError, openai.NotFoundError) as exc:
             raise ServerLimitation(
                 self._limitation(f"it refused them (HTTP {exc.status_code}: {exc.message})")
             ) from exc
-        boundary = len(request.context.rstrip())  # lm-eval: trailing spaces belong to the continuation
-        return echoed_loglikelihood(response, text, boundary, self._limitation), getattr(response, "usage", None)
+        return read_loglikelihood(response, request, self._limitation), getattr(response, "usage", None)
 
     def _limitation(self, detail: str) -> str:
         return (
@@ -228,36 +222,12 @@ class OpenAICompatibleLM:
         )
 
     def _ask_generation(self, request: GenerationRequest) -> tuple[dict[str, Any], Any]:
-        common: dict[str, Any] = {"model": self.model, "max_tokens": request.max_new_tokens, "temperature": 0.0}
-        if request.stop:
-            common["stop"] = list(request.stop[:MAX_API_STOP])
-        if self.seed is not None:
-            common["seed"] = self.seed
-        if self.generation_endpoint == "chat":
-            messages = (
-                [m.to_dict() for m in request.messages]
-                if request.messages
-                else [{"role": "user", "content": request.prompt}]
-            )
-            response = self._client.chat.completions.create(messages=messages, **common)
-            choice = first_choice(response)
-            text = message_text(choice)
-        else:
-            response = self._client.completions.create(prompt=request.prompt, **common)
-            choice = first_choice(response)
-            text = getattr(choice, "text", None)
-        if not isinstance(text, str):
-            raise MalformedResponse("the choice has no text")
-        text, stopped = cut_at_stop(self._redact(text), request.stop)  # a model that echoes the key keeps none
-        reason = "length" if getattr(choice, "finish_reason", None) == "length" and not stopped else "stop"
-        usage = getattr(response, "usage", None)
-        result = Generation(
-            text=text,
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            completion_tokens=getattr(usage, "completion_tokens", None),
-            finish_reason=reason,
+        body = generation_body(self.model, self.seed, self.generation_endpoint, request)
+        create = self._client.chat.completions.create if body.url == CHAT else self._client.completions.create
+        response = create(**body.json)
+        return read_generation(response, self.generation_endpoint, request, self._redact), getattr(
+            response, "usage", None
         )
-        return result.to_dict(), usage
 
     # -- the runner: threads, retries, journal, failure accounting ----------------------------------
 
