@@ -79,6 +79,8 @@ class OpenAICompatibleLM:
         completion_price_per_1k: float | None = None,
         journal: AnswerCache | str | os.PathLike[str] | None = None,  # the answer cache (or a path to one)
         show_progress: bool = True,
+        batch_api: bool = False,  # send the requests as batches (nlue.lm.batch_api), at the batch price
+        batch_discount: float = 0.5,
     ) -> None:
         import openai
 
@@ -102,6 +104,12 @@ class OpenAICompatibleLM:
         self.seed = seed
         self.generation_endpoint = generation_endpoint
         self.failed_generations = failed_generations
+        self.batch_api = batch_api
+        if batch_api:  # batches cost a share of the listed prices (half at OpenAI)
+            prompt_price_per_1k, completion_price_per_1k = (
+                None if price is None else price * batch_discount
+                for price in (prompt_price_per_1k, completion_price_per_1k)
+            )
         self.usage = UsageMeter(prompt_price_per_1k, completion_price_per_1k)
         self.journal = journal
         self.show_progress = show_progress
@@ -192,14 +200,24 @@ class OpenAICompatibleLM:
     # -- the request kinds ----------------------------------------------------------------------------
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
-        results = self._run("loglikelihood", LOGLIK_PARAMS, requests, self._ask_loglikelihood, "POST /v1/completions")
+        batch = (
+            lambda r: loglikelihood_body(self.model, self.seed, r),
+            lambda r, body: read_loglikelihood(_parsed(body, "completions"), r, self._limitation),
+        )
+        results = self._run("loglikelihood", LOGLIK_PARAMS, requests, self._ask_loglikelihood, "POST /v1/completions",
+                            batch)  # fmt: skip
         return [Loglikelihood.from_dict(r) for r in results]
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         if self.generation_endpoint == "completions" and any(r.is_chat for r in requests):
             raise NlueError("chat messages need generation_endpoint='chat'; the completions endpoint takes prompts")
         params = {"endpoint": self.generation_endpoint, "temperature": 0.0, "seed": self.seed}
-        results = self._run("generate", params, requests, self._ask_generation, self._generation_route())
+        endpoint = self.generation_endpoint
+        batch = (
+            lambda r: generation_body(self.model, self.seed, endpoint, r),
+            lambda r, body: read_generation(_parsed(body, endpoint), endpoint, r, self._redact),
+        )
+        results = self._run("generate", params, requests, self._ask_generation, self._generation_route(), batch)
         return [Generation.from_dict(r) for r in results]
 
     def _ask_loglikelihood(self, request: LoglikelihoodRequest) -> tuple[dict[str, Any], Any]:
@@ -266,11 +284,16 @@ class OpenAICompatibleLM:
     def _generation_route(self) -> str:
         return "POST /v1/chat/completions" if self.generation_endpoint == "chat" else "POST /v1/completions"
 
-    def _run(self, kind: str, params: dict[str, Any], requests: Sequence[Any], ask: Callable, where: str) -> list[dict]:
+    def _run(
+        self, kind: str, params: dict[str, Any], requests: Sequence[Any], ask: Callable, where: str, batch: tuple
+    ) -> list[dict]:
         journal, owned = open_journal(self.journal)
         try:
             call = JournalledCall(journal, self, kind, params, [r.to_dict() for r in requests])
-            failed = self._drive(call, requests, ask, where, kind)
+            if self.batch_api and call.pending:
+                failed = self._batches(call, requests, journal, *batch)
+            else:
+                failed = self._drive(call, requests, ask, where, kind)
             if failed:
                 first = failed[min(failed)]
                 # Failed generations come back as errors; a caller whose every request failed says so
@@ -292,6 +315,18 @@ class OpenAICompatibleLM:
         finally:
             if owned and journal is not None:
                 journal.close()
+
+    def _batches(self, call: JournalledCall, requests: Sequence[Any], journal: Any, body_of: Callable,
+                 read: Callable) -> dict:  # fmt: skip
+        """The pending requests through the server's batch API (:mod:`nlue.lm.batch_api`)."""
+        from nlue.lm.batch_api import BatchRunner, state_path
+
+        if getattr(journal, "path", None) is None:  # --no-cache keeps nothing
+            raise NlueError("--batch-api needs the answer cache, where a killed run finds its batches: drop --no-cache")
+        runner = BatchRunner(self._client, state_path(journal.path, call.answerer), where=self.base_url,
+                             tries=min(self.policy.max_retries, 2))  # fmt: skip
+        bodies = {i: body_of(requests[i]) for i in call.pending}
+        return runner.run(call, bodies, lambda i, body: read(requests[i], body), self.usage.add)
 
     def _drive(self, call: JournalledCall, requests: Sequence[Any], ask: Callable, where: str, kind: str) -> dict:
         """Ask every pending request; journal answers as they come; return the failures by request position.
@@ -353,6 +388,14 @@ class OpenAICompatibleLM:
             # A refused key, an unknown model or a server that lacks the mode: the user's to fix. An outage is not.
             raise NlueError(message) if abort.fatal else ServiceError(message)
         return failed
+
+
+def _parsed(body: Any, endpoint: str) -> Any:
+    """A batch line's response body as the client would have parsed it (``openai``'s own lenient construction)."""
+    from openai.types import Completion
+    from openai.types.chat import ChatCompletion
+
+    return (ChatCompletion if endpoint == "chat" else Completion).construct(**body)
 
 
 LOGLIK_PARAMS = {"method": "completions-echo-logprobs"}  # what decides a log-likelihood answer
