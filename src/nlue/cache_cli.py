@@ -17,7 +17,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from nlue.cli_support import add_logging_options, run_with_parser
+from nlue.cli_support import add_logging_options, command_parser, run_with_parser
 from nlue.errors import NlueError
 
 
@@ -28,12 +28,7 @@ def _where(parser: argparse.ArgumentParser, journal_help: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="nlue cache",
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser("nlue cache", __doc__)
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     report = sub.add_parser("report", help="rows and bytes per model, answerer and kind; oldest and newest; total")
     _where(report, "a cache of a run's own (--journal FILE of an LLM command)")

@@ -158,6 +158,15 @@ def split_logging_flags(argv: Sequence[str]) -> tuple[bool, bool, list[str]]:
     return found["verbose"], found["quiet"], rest
 
 
+def command_parser(prog: str, doc: str | None) -> argparse.ArgumentParser:
+    """A sub-command's parser: its module docstring's first paragraph as the description, the rest as the epilog
+    (printed as written: the examples keep their lines)."""
+    head, _, rest = (doc or "").partition("\n\n")
+    return argparse.ArgumentParser(
+        prog=prog, description=head, epilog=rest or None, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+
+
 def add_logging_options(parser: argparse.ArgumentParser, quiet_help: str = "warnings and errors only") -> None:
     """``-v/--verbose`` and ``-q/--quiet`` on a sub-command's parser.
 

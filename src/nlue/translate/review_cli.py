@@ -16,6 +16,7 @@ from typing import Any
 
 from nlue.cli_support import (
     add_logging_options,
+    command_parser,
     run_with_parser,
 )
 from nlue.data.translation_layout import backtranslation_dir, output_path, review_dir, work_dir
@@ -43,10 +44,7 @@ def _sample(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="nlue translate", description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter,
-    )  # fmt: skip
+    parser = command_parser("nlue translate", __doc__)
     sub = parser.add_subparsers(dest="action", required=True)
     review = sub.add_parser("review", help="export a review sample for native speakers, or import their verdicts")
     steps = review.add_subparsers(dest="step", required=True)

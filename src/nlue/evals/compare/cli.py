@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nlue.cli_lists import add_name_list, task_names
-from nlue.cli_support import add_logging_options, add_task_file_option, run_with_parser
+from nlue.cli_support import add_logging_options, add_task_file_option, command_parser, run_with_parser
 from nlue.errors import NlueError
 from nlue.evals.compare.pairs import DEFAULT_RESAMPLES, TaskComparison, compare_runs
 from nlue.results import RESULTS_DIR_HELP, default_results_dir, write_json_atomic
@@ -31,12 +31,7 @@ from nlue.text.safe import terminal_safe
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="nlue compare",
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser("nlue compare", __doc__)
     parser.add_argument(
         "runs", nargs="+", metavar="RUN", help="two or more run folders or their names; or results or sweep folders"
     )

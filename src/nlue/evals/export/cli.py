@@ -21,18 +21,14 @@ from nlue.cli_lists import add_name_list, task_names
 from nlue.cli_support import (
     add_logging_options,
     add_task_file_option,
+    command_parser,
     run_with_parser,
 )
 from nlue.evals.export.lm_eval import DEFAULT_LANGUAGES, export_lm_eval, exportable
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="nlue export",
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser("nlue export", __doc__)
     add_logging_options(parser)
     sub = parser.add_subparsers(dest="target", required=True, metavar="FORMAT")
     lm_eval = sub.add_parser("lm-eval", help="lm-evaluation-harness task YAMLs (multiple_choice, log-likelihood)")

@@ -34,6 +34,7 @@ from nlue.cli_lists import add_name_list, task_names
 from nlue.cli_support import (
     add_logging_options,
     add_task_file_option,
+    command_parser,
     run_with_parser,
 )
 from nlue.errors import NlueError
@@ -67,12 +68,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="nlue llm",
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser("nlue llm", __doc__)
     add_logging_options(parser)
     sub = parser.add_subparsers(dest="suite", required=True, metavar="SUITE")
     mcq = sub.add_parser("mcq", help="a multiple-choice exam (UrduMMLU protocol): generation or log-likelihood")

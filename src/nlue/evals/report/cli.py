@@ -28,7 +28,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from nlue.cli_support import add_logging_options, add_task_file_option, run_with_parser
+from nlue.cli_support import add_logging_options, add_task_file_option, command_parser, run_with_parser
 from nlue.evals.compare.pairs import DEFAULT_RESAMPLES
 from nlue.results import RESULTS_DIR_HELP, default_results_dir
 from nlue.results_folders import FOLDER_HELP
@@ -37,12 +37,7 @@ DEFAULT_OUT = Path("build") / "report"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="nlue report",
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser("nlue report", __doc__)
     parser.add_argument(
         "results", nargs="*", type=Path, metavar="RESULTS", help=f"{FOLDER_HELP} (default: {RESULTS_DIR_HELP})"
     )

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nlue.cli_lists import add_name_list
-from nlue.cli_support import add_logging_options, add_task_file_option, run_with_parser
+from nlue.cli_support import add_logging_options, add_task_file_option, command_parser, run_with_parser
 from nlue.errors import NlueError
 from nlue.evals.submit.submission import (
     RELEASE_HELP,
@@ -42,12 +42,7 @@ from nlue.text.safe import terminal_safe
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="nlue submit",
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser("nlue submit", __doc__)
     parser.add_argument("run", metavar="RUN", help="a run folder, or its name in the results folder")
     parser.add_argument("--repo-id", required=True, help="the results repo on the Hub (a dataset repo): owner/name")
     add_name_list(parser, "--release", what="release",

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from nlue.cli_lists import add_name_list, unknown_names_message
-from nlue.cli_support import add_logging_options, add_task_file_option, run_with_parser
+from nlue.cli_support import add_logging_options, add_task_file_option, command_parser, run_with_parser
 from nlue.errors import NlueError
 from nlue.evals.sweep.cells import START_METHODS
 from nlue.evals.sweep.grid import Cell, Cost, build_grid, cost_total, sizes_note
@@ -76,12 +76,7 @@ def roster_file(value: str) -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="nlue sweep",
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser("nlue sweep", __doc__)
     parser.add_argument("roster", nargs="?", help="a roster YAML file, or a shipped roster's name (--list)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the grid, each cell's command and the cost; load no model, write nothing")  # fmt: skip
