@@ -213,6 +213,7 @@ OWN_PARSER_COMMANDS: dict[str, str] = {
     "submit": "nlue.evals.submit.cli",
     "report": "nlue.evals.report.cli",
     "sweep": "nlue.evals.sweep.cli",
+    "contamination": "nlue.evals.contamination.cli",
 }
 
 
@@ -236,6 +237,7 @@ OWN_PARSER_HELP: dict[str, str] = {
     "submit": "check a run and open a pull request on the Hub's results repo",
     "report": "one HTML page (and Markdown, CSV) of our runs beside the papers' tables",
     "sweep": "run a roster: models x benchmarks x settings, resumable",
+    "contamination": "which test items (or their English sources) a pretraining corpus holds: n-gram overlap",
 }
 
 
