@@ -33,7 +33,7 @@ class Settings:
     word_n: int = field(default=13, metadata={"help": "words per n-gram (13, as lm-evaluation-harness)"})
     min_words: int = field(default=8, metadata={"help": "a field shorter than --word-n is one n-gram of its whole "
                                                 "length if it has at least this many words, else not checked"})  # fmt: skip
-    char_n: int = field(default=10, metadata={"help": "characters per n-gram, after normalising and folding"})
+    char_n: int = field(default=8, metadata={"help": "characters per n-gram, after normalising and folding"})
     char_threshold: float = field(default=0.5, metadata={"help": "share of an item's character n-grams one corpus "
                                                          "document must hold for the item to count as found"})  # fmt: skip
     max_documents: int = field(default=5, metadata={"help": "matching corpus documents kept per item and measure"})
