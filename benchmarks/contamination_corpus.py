@@ -208,7 +208,8 @@ def main() -> int:
           f"loading the dataset included), peak memory {memory.peak / 2**20:,.0f} MiB (process tree)")  # fmt: skip
     print(
         f"  found: {flagged} items contaminated (planted: {len(plan.verbatim) + len(plan.edited)}), "
-        f"{sources_found} sources (planted: {len(plan.sourced)})"
+        f"{sources_found} sources (planted: {len(plan.sourced)}); an item sharing a whole field with a planted one "
+        "is found too"
     )
     print(
         f"reference, plain-Python word 13-gram set lookup, one measure, one process: {reference:.1f} s, "
