@@ -214,6 +214,7 @@ OWN_PARSER_COMMANDS: dict[str, str] = {
     "report": "nlue.evals.report.cli",
     "sweep": "nlue.evals.sweep.cli",
     "cache": "nlue.cache_cli",
+    "contamination": "nlue.evals.contamination.cli",
 }
 
 
@@ -238,6 +239,7 @@ OWN_PARSER_HELP: dict[str, str] = {
     "report": "one HTML page (and Markdown, CSV) of our runs beside the papers' tables",
     "sweep": "run a roster: models x benchmarks x settings, resumable",
     "cache": "the cache of model answers: report what it holds, prune it, import old journals",
+    "contamination": "which test items (or their English sources) a pretraining corpus holds: n-gram overlap",
 }
 
 
