@@ -206,7 +206,9 @@ def grid(tmp_path_factory: pytest.TempPathFactory, sample_build) -> tuple[Path, 
     causal = {name: save_tiny_causal_lm(folder / name, seed=10 + i) for i, name in enumerate(CAUSAL)}
     whole = folder / "whole"
     roster = _roster(folder, sample_build.repo_dir, masked, whole, causal)
-    stdout = _finished(start_sweep(str(roster), "-q", cwd=folder))
+    with pytest.MonkeyPatch.context() as patch:  # its answers in a cache of its own, which a test reuses
+        patch.setenv("NLUE_ANSWER_CACHE", str(folder / "cache"))
+        stdout = _finished(start_sweep(str(roster), "-q", cwd=folder))
     assert "12 cells: 12 ran" in stdout
     found = results_of(whole)
     assert len(found) == 12 and sum("sa/raw_outputs.jsonl" in r[3] for r in found.values()) == 4  # generations'
@@ -224,19 +226,18 @@ def _answers_lines(out: Path) -> list[str]:
 def test_the_same_sweep_again_sends_no_request(
     tmp_path: Path, grid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """issue 31, items 1 and 2 (done when): the 12-cell sweep run a second time, into another folder, sends 0
-    requests: each of its 8 LLM cells says `answers: 0 asked` (the cache counts them), and the results are the
-    same. (The GMET cells' masked-LM passes are local computation, not requests; they are not cached.)"""
+    """issue 31, items 1 and 2 (done when): the 12-cell sweep run again, into another folder with the cache of its
+    first (unsharded) run, sends 0 requests: each of its 8 LLM cells says `answers: 0 asked` where the first run's
+    asked, and the results are the same. (GMET's masked-LM fill-ins are local computation, not requests.)"""
     roster, whole = grid
-    monkeypatch.setenv("NLUE_ANSWER_CACHE", str(tmp_path / "cache"))  # the sweeps' cells inherit it
-    first, again = tmp_path / "first", tmp_path / "again"
-    _finished(start_sweep(str(roster), "--out", str(first), "-q", cwd=tmp_path))
+    monkeypatch.setenv("NLUE_ANSWER_CACHE", str(whole.parent / "cache"))  # the unsharded run's answers
+    again = tmp_path / "again"
     _finished(start_sweep(str(roster), "--out", str(again), "-q", cwd=tmp_path))
-    asked = _answers_lines(first)
+    asked = _answers_lines(whole)
     assert len(asked) == 8 and not any(line.startswith("answers: 0 asked") for line in asked), asked
     reused = _answers_lines(again)
     assert len(reused) == 8 and all(line.startswith("answers: 0 asked") for line in reused), reused
-    assert results_of(again) == results_of(first) == results_of(whole)
+    assert results_of(again) == results_of(whole)
 
 
 def _array_task(roster: Path, out: Path, task: int, count: int, cwd: Path) -> subprocess.Popen:
