@@ -125,3 +125,22 @@ def test_batch_api_needs_an_endpoint_and_the_cache(sample_build, tiny_lms, serve
     assert main(argv) == 2 and "--endpoint" in capsys.readouterr().err
     assert main([*_argv(server, sample_build.repo_dir, tmp_path / "r", "generate", "--batch-api"), "--no-cache"]) == 2
     assert "--no-cache" in capsys.readouterr().err
+
+
+def test_the_dry_run_counts_the_requests_and_prints_the_cost_live_and_as_batches(
+    sample_build, server: BatchServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 31, item 3: `--dry-run --batch-api` counts the requests a run would send (as many as the batch run
+    then sends) and prints the estimated cost at the listed price and at the batch price; it sends nothing and
+    writes nothing."""
+    prices = ["--prompt-price-per-1k", "0.15", "--completion-price-per-1k", "0.6"]
+    argv = _argv(server, sample_build.repo_dir, tmp_path / "r", "generate", "--batch-api", *prices)
+    assert main([*argv, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "requests: 8 (0 log-likelihood, 8 generation)" in out
+    live = float(out.split("estimated cost at the listed price: at most ~")[1].split()[0])
+    batch = float(out.split("estimated cost as batches (--batch-api, 50% off): at most ~")[1].split()[0])
+    assert live > 0 and batch == pytest.approx(live / 2, abs=1e-4)
+    assert not (tmp_path / "r").exists() and not server.batch.received and not server.state.records
+    assert main(argv) == 0
+    assert sum(server.batch.received.values()) == 8  # what the dry run counted

@@ -80,7 +80,7 @@ class OpenAICompatibleLM:
         journal: AnswerCache | str | os.PathLike[str] | None = None,  # the answer cache (or a path to one)
         show_progress: bool = True,
         batch_api: bool = False,  # send the requests as batches (nlue.lm.batch_api), at the batch price
-        batch_discount: float = 0.5,
+        batch_price_share: float = 0.5,  # BATCH_PRICE_SHARE
     ) -> None:
         import openai
 
@@ -107,7 +107,7 @@ class OpenAICompatibleLM:
         self.batch_api = batch_api
         if batch_api:  # batches cost a share of the listed prices (half at OpenAI)
             prompt_price_per_1k, completion_price_per_1k = (
-                None if price is None else price * batch_discount
+                None if price is None else price * batch_price_share
                 for price in (prompt_price_per_1k, completion_price_per_1k)
             )
         self.usage = UsageMeter(prompt_price_per_1k, completion_price_per_1k)
@@ -398,6 +398,7 @@ def _parsed(body: Any, endpoint: str) -> Any:
     return (ChatCompletion if endpoint == "chat" else Completion).construct(**body)
 
 
+BATCH_PRICE_SHARE = 0.5  # what a batch costs of the listed price (half at OpenAI)
 LOGLIK_PARAMS = {"method": "completions-echo-logprobs"}  # what decides a log-likelihood answer
 PROBE_RETRIES = 2  # a probe is one request: a server that is starting up gets two more tries
 

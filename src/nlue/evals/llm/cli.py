@@ -50,7 +50,7 @@ from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
 
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
-    add_model_options(parser, batch_size=10)  # the paper's batch size for local models
+    add_model_options(parser, batch_size=10, prices=True)  # the paper's batch size for local models
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
@@ -65,6 +65,9 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap-resamples", "--bootstrap", type=int, default=1000,
                         help="resamples for the 95%% intervals and the paired test; 0 for none (%(default)s)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=SEED, help="demonstrations and resampling (%(default)s)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="count the requests the run would send and estimate their cost (with the prices; as "
+                        "batches too with --batch-api); send nothing, write nothing")  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -173,31 +176,36 @@ def show_prompts(args: argparse.Namespace) -> int:
 def run_mcq_command(args: argparse.Namespace) -> int:
     if args.show_prompt:
         return show_prompts(args)
-    from nlue.evals.mcq.run import run_mcq
+    if args.dry_run:
+        from nlue.evals.llm.dry_run import dry_run
+
+        return dry_run(args, _mcq_runs)
     from nlue.lm.answer_cache import answers_line
 
     with _answer_store(args) as journal:
-        model = open_model(args, journal, args.mode, f"the {args.task} exam")
-        for role in _languages(args):
-            run = run_mcq(
-                model, args.dataset, args.task, role, args.shots, args.results_dir, args.name, mode=args.mode,
-                chat=args.chat, max_new_tokens=args.max_new_tokens, choices=args.choices, limit=args.limit,
-                bootstrap_resamples=args.bootstrap_resamples, seed=args.seed, chart=not args.no_chart,
-                overwrite=args.overwrite,
-            )  # fmt: skip
-            print_mcq(run)
+        _mcq_runs(args, open_model(args, journal, args.mode, f"the {args.task} exam"))
     print(answers_line(journal))
     return 0
 
 
+def _mcq_runs(args: argparse.Namespace, model: Any) -> None:
+    from nlue.evals.mcq.run import run_mcq
+
+    for role in _languages(args):
+        run = run_mcq(
+            model, args.dataset, args.task, role, args.shots, args.results_dir, args.name, mode=args.mode,
+            chat=args.chat, max_new_tokens=args.max_new_tokens, choices=args.choices, limit=args.limit,
+            bootstrap_resamples=args.bootstrap_resamples, seed=args.seed, chart=not args.no_chart,
+            overwrite=args.overwrite,
+        )  # fmt: skip
+        print_mcq(run)
+
+
 # ------------------------------------------------------------------ nlue
 def run_nlue_command(args: argparse.Namespace) -> int:
-    from nlue.evals.llm.nlue_generate import run_nlue_generation
-    from nlue.evals.llm.nlue_llm import native_language, nlue_tasks, run_nlue_llm
-    from nlue.evals.mcq.run import model_base_name
+    from nlue.evals.llm.nlue_llm import native_language, nlue_tasks
     from nlue.lm.answer_cache import answers_line
-    from nlue.lm.factory import choose_mode, load_model
-    from nlue.run_identity import limit_suffix
+    from nlue.lm.factory import load_model
 
     if args.limit is not None and args.limit < 1:
         raise NlueError(f"--limit must be at least 1, got {args.limit}")
@@ -205,27 +213,41 @@ def run_nlue_command(args: argparse.Namespace) -> int:
     asked_mode = None if args.mode == AUTO_MODE else args.mode
     for language in languages:  # tasks without a prompt, or none left for the mode, are refused before a model loads
         nlue_tasks(args.tasks, language, asked_mode, warn=False)
+    if args.dry_run:
+        from nlue.evals.llm.dry_run import dry_run
+
+        return dry_run(args, _nlue_runs)
     with _answer_store(args) as journal:
-        model = load_model(model_spec_from_args(args, journal=journal))
-        mode = choose_mode(model, args.mode, "the NLUE tasks")
-        chat = model.describe().chat if args.chat is None else args.chat
-        for language in languages:
-            name = f"{args.name or model_base_name(model)}__{language}-{args.shots}shot"
-            common = {"bootstrap_resamples": args.bootstrap_resamples, "seed": args.seed, "limit": args.limit,
-                      "overwrite": args.overwrite}  # fmt: skip
-            tasks = nlue_tasks(args.tasks, language, mode, warn=language == languages[0])
-            name += ("-generate" if mode == "generate" else "") + limit_suffix(args.limit)
-            if mode == "generate":
-                cap = args.max_new_tokens or DEFAULT_LABEL_TOKENS
-                results = run_nlue_generation(model, args.dataset, tasks, language, args.shots, args.results_dir, name,
-                                              chat=chat, max_new_tokens=cap, **common)  # fmt: skip
-            else:
-                results = run_nlue_llm(model, args.dataset, tasks, language, args.shots, args.results_dir, name,
-                                       **common)  # fmt: skip
-            print_nlue(results, mode)
-            print(f"results: {args.results_dir / name}")
+        _nlue_runs(args, load_model(model_spec_from_args(args, journal=journal)))
     print(answers_line(journal))
     return 0
+
+
+def _nlue_runs(args: argparse.Namespace, model: Any) -> None:
+    from nlue.evals.llm.nlue_generate import run_nlue_generation
+    from nlue.evals.llm.nlue_llm import native_language, nlue_tasks, run_nlue_llm
+    from nlue.evals.mcq.run import model_base_name
+    from nlue.lm.factory import choose_mode
+    from nlue.run_identity import limit_suffix
+
+    languages = prompt_languages(args.prompt_language, native_language(args.tasks))
+    mode = choose_mode(model, args.mode, "the NLUE tasks")
+    chat = model.describe().chat if args.chat is None else args.chat
+    for language in languages:
+        name = f"{args.name or model_base_name(model)}__{language}-{args.shots}shot"
+        common = {"bootstrap_resamples": args.bootstrap_resamples, "seed": args.seed, "limit": args.limit,
+                  "overwrite": args.overwrite}  # fmt: skip
+        tasks = nlue_tasks(args.tasks, language, mode, warn=language == languages[0])
+        name += ("-generate" if mode == "generate" else "") + limit_suffix(args.limit)
+        if mode == "generate":
+            cap = args.max_new_tokens or DEFAULT_LABEL_TOKENS
+            results = run_nlue_generation(model, args.dataset, tasks, language, args.shots, args.results_dir, name,
+                                          chat=chat, max_new_tokens=cap, **common)  # fmt: skip
+        else:
+            results = run_nlue_llm(model, args.dataset, tasks, language, args.shots, args.results_dir, name,
+                                   **common)  # fmt: skip
+        print_nlue(results, mode)
+        print(f"results: {args.results_dir / name}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
