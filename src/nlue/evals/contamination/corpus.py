@@ -112,15 +112,20 @@ def _reference(record: dict[str, Any], spec: CorpusSpec, fallback: str) -> str:
     return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else fallback
 
 
-def _jsonl(path: Path, spec: CorpusSpec) -> Iterator[tuple[str, str]]:
+def json_lines(path: Path) -> Iterator[tuple[int, Any, str]]:
+    """Each non-blank line of a JSON Lines file, parsed: (line number, value, where it is for messages)."""
     for number, line in read_lines(path):
         if not line.strip():
             continue
         where = f"{path}: line {number}"
         try:
-            record = json.loads(line)
+            yield number, json.loads(line), where
         except (ValueError, RecursionError) as exc:
             raise NlueError(f"{where}: not a JSON object ({exc})") from None
+
+
+def _jsonl(path: Path, spec: CorpusSpec) -> Iterator[tuple[str, str]]:
+    for number, record, where in json_lines(path):
         text = _field_text(record, spec, where)
         yield _reference(record, spec, f"{path.name}:{number}"), text
 

@@ -13,13 +13,12 @@ text fields, normalised as the builder normalised them.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from nlue.errors import NlueError
-from nlue.evals.contamination.corpus import read_lines
+from nlue.evals.contamination.corpus import json_lines
 from nlue.evals.contamination.measures import Item
 from nlue.predictions import input_fingerprint, item_id
 from nlue.registry.spec import TaskSpec
@@ -121,14 +120,7 @@ def english_sources(
                            ", ".join(by_name))  # fmt: skip
             continue
         table = joined.setdefault(task.name, {})
-        for number, line in read_lines(path):
-            if not line.strip():
-                continue
-            where = f"{path}: line {number}"
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError) as exc:
-                raise NlueError(f"{where}: not a JSON object ({exc})") from None
+        for _number, record, where in json_lines(path):
             source = record.get("provenance", {}).get("source_text") if isinstance(record, dict) else None
             if not isinstance(source, dict):
                 raise NlueError(f"{where}: field 'provenance.source_text' missing; nlue translate writes it "
