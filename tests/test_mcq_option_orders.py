@@ -6,12 +6,14 @@
   consistent) and one that always picks the gold text (everything right and consistent), in the
   summary and through :func:`run_mcq` in both modes;
 * the section is recomputed from the predictions file (a tampered number is refused);
+* `nlue report` shows a row per rotated run;
 * a real run on a tiny LM through the CLI in both modes: the section, the per-rotation rows, a run
   folder and identity of its own, and the same command again asks the model nothing.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -254,6 +256,15 @@ def test_fake_models_through_the_runner(exam_build, tmp_path: Path, mode: str) -
     assert plain.name == f"always_a__en-0shot{suffix}-limit5" and SECTION not in plain.result.details
     assert identity_key(plain.result.identity) != identity_key(run.result.identity)
     assert run.result_path.is_file() and plain.result_path.is_file()  # neither replaced the other
+
+    if mode == "generate":  # nlue report: one row per rotated run, none for the plain one
+        assert main(["report", str(tmp_path), "--out", str(tmp_path / "report"), "-q"]) == 0
+        with (tmp_path / "report" / "mcq_option_orders.csv").open(encoding="utf-8") as handle:
+            table = {row["run"]: row for row in csv.DictReader(handle)}
+        assert set(table) == {run.name, runs[gold_text].name}
+        row = table[run.name]
+        assert [float(row[f"rotation {r} (%)"]) for r in range(4)] == [100 * x for x in expected]
+        assert (row["A chosen (%)"], row["consistent (%)"], row["numbers"]) == ("100.0", "0.0", "ours")
 
 
 # ------------------------------------------------------------------ a real run on a tiny LM, as a user runs it
