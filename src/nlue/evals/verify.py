@@ -11,7 +11,9 @@ score only after scoring those answers again with the code the runs use:
 * GMET judged by people with the judges' verdicts the predictions file keeps.
 
 Every stored metric the rescoring also gives must agree within :data:`TOLERANCE`; the task's primary
-metric must be among them. Every stored metric must also lie in its range
+metric must be among them. An exam run with option orders (``nlue llm mcq --option-orders cyclic``) must
+also have every point number of its ``details.option_order_robustness`` given by its rows' per-rotation
+answers (:func:`nlue.evals.mcq.order_robustness.disagreements`). Every stored metric must also lie in its range
 (:mod:`nlue.scoring.ranges`). Intervals, spreads over seeds and the extra numbers an evaluator keeps
 (``acc_norm_*``, invalid counts) are range-checked only: they come from resampling or from data the
 predictions file does not hold.
@@ -194,4 +196,18 @@ def check_file(path: Path, data: Mapping[str, Any]) -> ScoreCheck:
     if dataset.get("items") not in (None, len(rows)):
         return ScoreCheck(REFUSED, (*in_range, f"{rows_path.name} has {len(rows)} rows, the results file "
                                     f"says {dataset['items']} items"))  # fmt: skip
-    return compare_with_predictions(task, rows, data)
+    return with_option_orders(compare_with_predictions(task, rows, data), data, rows)
+
+
+def with_option_orders(check: ScoreCheck, data: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> ScoreCheck:
+    """``check``, refused where an exam run's option-order section (``--option-orders``) disagrees with its rows."""
+    from nlue.evals.mcq.order_robustness import SECTION, disagreements
+
+    details = data.get("details") if isinstance(data.get("details"), Mapping) else {}
+    section = details.get(SECTION)
+    if section is None:
+        return check
+    problems = disagreements(section, rows) if isinstance(section, Mapping) else [f"{SECTION} is not an object"]
+    if not problems:
+        return check
+    return ScoreCheck(REFUSED, (*check.reasons, *problems), check.recomputed)

@@ -42,6 +42,7 @@ from nlue.evals.llm.console import print_mcq, print_nlue
 from nlue.evals.llm.label_generation import DEFAULT_LABEL_TOKENS
 from nlue.evals.llm.nlue_llm import asked_by_llm_nlue
 from nlue.evals.llm.prompt_language import PROMPT_LANGUAGE_CHOICES, PROMPT_LANGUAGE_HELP, prompt_languages
+from nlue.evals.mcq.permute import GIVEN, OPTION_ORDERS
 from nlue.evals.mcq.prompts import PAPER_SHOTS, SEED, render, show_prompt
 from nlue.evals.mcq.run import MODES, PROMPT_LANGUAGES, exam_names
 from nlue.lm.factory import AUTO_MODE
@@ -90,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     mcq.add_argument("--max-new-tokens", type=int,
                      help="generate mode: tokens for the answer (default 256, the two-line answer; the paper's 4096 "
                      "for a reasoning model that thinks first), at most half a local model's window")  # fmt: skip
+    mcq.add_argument("--option-orders", choices=OPTION_ORDERS, default=GIVEN,
+                     help="cyclic: also ask every item under each rotation of its options (key moved with them) and "
+                     "report accuracy per rotation, consistency and letter bias (ours; default %(default)s: as given)")  # fmt: skip
     mcq.add_argument("--show-prompt", action="store_true", help="print the first prompt(s) and exit; no model call")
     mcq.add_argument("--no-chart", action="store_true", help="skip the PNG chart (no matplotlib needed)")
     _run_options(mcq)
@@ -196,7 +200,7 @@ def _mcq_runs(args: argparse.Namespace, model: Any) -> None:
             model, args.dataset, args.task, role, args.shots, args.results_dir, args.name, mode=args.mode,
             chat=args.chat, max_new_tokens=args.max_new_tokens, choices=args.choices, limit=args.limit,
             bootstrap_resamples=args.bootstrap_resamples, seed=args.seed, chart=not args.no_chart,
-            overwrite=args.overwrite,
+            overwrite=args.overwrite, option_orders=args.option_orders,
         )  # fmt: skip
         print_mcq(run)
 

@@ -36,6 +36,7 @@ def _correlation_line(task: str, m: dict[str, float], items: int | None) -> str:
 
 
 def print_mcq(run: Any) -> None:
+    from nlue.evals.mcq.order_robustness import SECTION, order_text
     from nlue.evals.mcq.report import gap_text, text_tables
 
     result, details = run.result, run.result.details
@@ -55,6 +56,9 @@ def print_mcq(run: Any) -> None:
     if lenient:
         print(f"lenient parse (a diagnostic, never in the numbers above): accuracy over all items "
               f"{_percent(lenient['accuracy_all_items'])}, invalid {lenient['invalid_percent']}%")  # fmt: skip
+    orders = details.get(SECTION)
+    if orders:
+        print("\n" + order_text(orders))
     print()
     print(text_tables(run.tables))
     if run.gap:

@@ -8,7 +8,9 @@
   quotes them (:data:`nlue.registry.mcq.FEWSHOT_MEAN_GAINS`);
 * the STEM - Humanities gap: the paper's Table 15 is computed from Table 4, as its caption says;
   ours from the domain tables of each run;
-* accuracy by level: ours only (the paper's text gives no per-level numbers).
+* accuracy by level: ours only (the paper's text gives no per-level numbers);
+* option-order robustness, for runs made with ``--option-orders cyclic``: ours only
+  (:mod:`nlue.evals.report.mcq_orders`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from nlue.boards.exams import LEGEND, domain_scores, percent
 from nlue.boards.score_checks import UNVERIFIED_CELL
 from nlue.boards.sections import exam_board_of
 from nlue.evals.report.mcq_figures import MAX_LEVEL_RUNS, gap_figure, level_figure
+from nlue.evals.report.mcq_orders import order_table
 from nlue.evals.report.runs import Gathered, ResultFile
 from nlue.evals.report.types import DERIVED, OURS, PAPER, CellFlag, Chart, Section, Table
 from nlue.registry.mcq import FEWSHOT_MEAN_GAINS, FEWSHOT_MODELS, TABLE4_COLUMNS, URDUMMLU_TABLE4, denominator_flags
@@ -333,4 +336,7 @@ def mcq_section(folders: Sequence[ResultsFolder], gathered: Gathered) -> tuple[S
     section.add(table4, fewshot, paper_gap)
     section.add(ours_gap if len(ours_gap.frame) else "No run of ours has both STEM and Humanities items.", gap_chart)
     section.add(*(_levels(runs) or ["No run of ours has per-level tables (written by `nlue llm mcq`)."]))
+    orders = order_table(gathered.of("mcq"))
+    if orders is not None:
+        section.add(orders)
     return section, skipped
