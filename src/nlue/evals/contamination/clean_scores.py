@@ -26,7 +26,7 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from nlue.errors import NlueError
@@ -86,6 +86,12 @@ def _text(value: Any) -> str:
     return str(value)[:NAME_CHARS]
 
 
+def _source_name(value: Any) -> str:
+    """A corpus or dataset as the file names it; an absolute local path by its own name (no machine's folder layout shown)."""
+    text = _text(value)
+    return PurePath(text).name if PurePath(text).is_absolute() else text
+
+
 def findings_of(results_dir: Path) -> tuple[list[TaskFindings], list[str]]:
     """Every task of every findings file under ``<results_dir>/contamination/``, and the files refused, each with
     its reason (a findings file is outside input: :func:`~nlue.evals.contamination.findings_file.read_findings`)."""
@@ -118,8 +124,8 @@ def _tasks_of(path: Path, data: Mapping[str, Any]) -> list[TaskFindings]:
             if record["id"] in records:
                 raise BadFindingsFile(f"{path}: tasks.{task}.items[{number}].id: {record['id']!r:.60} twice")
             records[record["id"]] = record
-        tasks.append(TaskFindings(path, _text(corpus.get("id", "?")), _text(dataset.get("id", "?")), split,
-                                  str(task), records))  # fmt: skip
+        tasks.append(TaskFindings(path, _source_name(corpus.get("id", "?")), _source_name(dataset.get("id", "?")),
+                                  split, str(task), records))  # fmt: skip
     return tasks
 
 
