@@ -50,8 +50,8 @@ def _section(board: ContaminationBoard) -> Section:
         intro=[
             "No paper behind these benchmarks checked its test sets against pretraining text. These tables are "
             "ours: which test items a corpus holds (`nlue contamination`), and each run's score with those items "
-            "left out. A drop on the clean items hints that the model met the flagged ones; no drop proves "
-            "nothing about text outside the corpus checked."
+            "left out. A drop on the clean items hints that the model met the flagged ones; an unchanged score "
+            "says nothing about text outside the corpus checked."
         ],
         sample=any(row.get("data") == SAMPLE_DATA_LABEL for row in board.scores.rows),
     )
