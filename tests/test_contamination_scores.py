@@ -150,6 +150,32 @@ def test_findings_of_another_build_of_the_data_are_refused(results: Path, tmp_pa
         join_findings(findings, read_predictions(copy / "tfidf" / "sa.predictions.jsonl"), data)
 
 
+def _sa_item(position: int, **changes):
+    return lambda d: d["tasks"]["sa"]["items"][position].update(changes)
+
+
+@pytest.mark.parametrize(
+    ("edit", "flagged", "by_source", "not_checked", "clean"),
+    [
+        (_sa_item(1, source_in_corpus=True, source=0.4), 4, 1, 0, 6),  # its English original found: flagged
+        (_sa_item(1, source_in_corpus=False, source=0.0), 3, 0, 0, 7),  # its original looked for, not found
+        (_sa_item(1, verdict="not_checked", word=None, char=None), 3, 0, 1, 6),  # too short: neither group
+    ],
+)
+def test_the_source_measure_flags_and_an_unchecked_item_is_not_clean(
+    results: Path, tmp_path: Path, edit, flagged: int, by_source: int, not_checked: int, clean: int
+) -> None:
+    """issue 32, item 1: an item whose English source the corpus holds is left out of the clean score like one
+    found by n-grams; an item no n-gram could check is in neither group, and counted."""
+    copy = _edited_copy(results, tmp_path, edit)
+    (row,) = [r for r in load_contamination_board(copy).scores.rows if r["task"] == "sa"]
+    assert (row["flagged"], row["by source"], row["not checked"], row["clean"]) == (
+        flagged, by_source, not_checked, clean)  # fmt: skip
+    _, clean_rows = _clean_rows(copy, "tfidf", "sa")
+    expected = f1_score([r["gold"] for r in clean_rows], [r["prediction"] for r in clean_rows], average="macro")
+    assert len(clean_rows) == clean and row["clean items (%)"] == round(100 * expected, 2)
+
+
 def test_a_run_whose_scores_disagree_with_its_rows_gets_no_clean_score(results: Path, tmp_path: Path) -> None:
     """issue 32, item 1: the clean score is recomputed only for runs whose stored scores their predictions give."""
     copy = _edited_copy(results, tmp_path, lambda d: None)

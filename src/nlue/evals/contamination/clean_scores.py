@@ -125,7 +125,7 @@ def _tasks_of(path: Path, data: Mapping[str, Any]) -> list[TaskFindings]:
                 raise BadFindingsFile(f"{path}: tasks.{task}.items[{number}].id: {record['id']!r:.60} twice")
             records[record["id"]] = record
         tasks.append(TaskFindings(path, _source_name(corpus.get("id", "?")), _source_name(dataset.get("id", "?")),
-                                  split, str(task), records))  # fmt: skip
+                                  split, _text(task), records))  # fmt: skip
     return tasks
 
 
