@@ -188,6 +188,17 @@ def test_a_run_whose_scores_disagree_with_its_rows_gets_no_clean_score(results: 
     assert any(line.startswith("tfidf/sa.json: left out:") and "macro_f1" in line for line in board.skipped)
 
 
+def test_a_broken_findings_file_costs_its_own_rows_only(results: Path, tmp_path: Path) -> None:
+    """issue 32, item 1: a findings file that breaks a rule is listed with the field, by its place in the results
+    folder (no machine's path); the other findings still give their clean scores."""
+    copy = _edited_copy(results, tmp_path, lambda d: d["tasks"]["sa"]["items"][0].update(verdict="maybe"))
+    board = load_contamination_board(copy)
+    assert {row["task"] for row in board.scores.rows} == {"mcq_ur"}
+    (line,) = board.skipped
+    assert line.startswith("contamination/") and "tasks.sa.items[0].verdict: expected clean" in line
+    assert str(tmp_path) not in line
+
+
 def test_without_findings_nothing_changes(results: Path, tmp_path: Path) -> None:
     """issue 32, item 1: a results folder without findings: no board rows, no report section, no Space table."""
     import gradio as gr

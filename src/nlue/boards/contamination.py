@@ -105,6 +105,9 @@ def _scores_of(found: FoundResults, candidates: Sequence[TaskFindings], skip: li
         except NlueError as exc:  # findings of another build of the data: said, never joined
             logger.warning("no clean score for %s: %s", where, exc)
             skip.append(f"{where}: no clean score: {exc}")
+        except (ValueError, TypeError, KeyError) as exc:  # as verify: rows it scored whole but not in part
+            logger.warning("no clean score for %s: %s: %s", where, type(exc).__name__, exc)
+            skip.append(f"{where}: no clean score: its clean items cannot be scored ({type(exc).__name__}: {exc})")
     return shown
 
 

@@ -107,7 +107,7 @@ def findings_of(results_dir: Path) -> tuple[list[TaskFindings], list[str]]:
             found += _tasks_of(path, data)
         except BadFindingsFile as exc:
             logger.warning("contamination file left out: %s", exc)
-            skipped.append(f"{path.relative_to(results_dir)}: {exc}")
+            skipped.append(f"{path.relative_to(results_dir)}: {str(exc).removeprefix(f'{path}: ')}")
     return found, skipped
 
 
@@ -149,7 +149,8 @@ def join_findings(findings: TaskFindings, rows: Sequence[Mapping[str, Any]], dat
                         "another build of the data")  # fmt: skip
     joined, missing, changed = [], [], []
     for row in rows:
-        record = findings.records.get(row["id"])
+        item = row["id"]  # from a predictions file: only a string or an integer names an item
+        record = findings.records.get(item) if isinstance(item, str | int) and not isinstance(item, bool) else None
         if record is None:
             missing.append(row["id"])
         elif record["input_sha256"] != row["input_sha256"]:
