@@ -101,6 +101,14 @@ def recompute_metrics(
     task: TaskSpec, rows: Sequence[Mapping[str, Any]], data: Mapping[str, Any], golds: Sequence[Any] | None = None
 ) -> dict[str, float]:
     """The metrics the run's scoring code gives on ``rows`` (with ``golds`` in place of the rows' own, if given)."""
+    return rescoring_problem(task, rows, data, golds).point_estimates()
+
+
+def rescoring_problem(
+    task: TaskSpec, rows: Sequence[Mapping[str, Any]], data: Mapping[str, Any], golds: Sequence[Any] | None = None
+) -> Any:
+    """The scoring problem (:class:`~nlue.scoring.problem.ScoringProblem`) of ``rows`` as the run's own scoring code
+    builds it: :func:`recompute_metrics`'s numbers, and a bootstrap's (the clean-item scores resample it)."""
     from nlue.evals.compare.pairs import scoring_problem
     from nlue.evals.llm.label_generation import generation_problem
     from nlue.scores.tasks import build_problem
@@ -121,7 +129,7 @@ def recompute_metrics(
         problem = generation_problem(predictions, [row["gold"] for row in rows], len(task.label_names))
     else:
         problem = scoring_problem(task, rows)
-    return problem.point_estimates()
+    return problem
 
 
 def disagreements(

@@ -21,6 +21,7 @@ import gradio as gr
 from nlue.boards import columns as cols
 from nlue.boards import text
 from nlue.boards.charts import MAX_CHART_MODELS
+from nlue.boards.contamination import contamination_board_of
 from nlue.boards.exams import LEGEND as EXAM_LEGEND
 from nlue.boards.leaderboard import styled_frame
 from nlue.boards.nediom import LEGEND as NEDIOM_LEGEND
@@ -31,6 +32,7 @@ from nlue.registry.benchmarks import declared_tasks
 from nlue.registry.tasks import TASKS
 from nlue.space import http_api
 from nlue.space.batching import let_idle_cores_sleep
+from nlue.space.contamination_section import build_contamination_board
 from nlue.space.data import MAX_PAGE_SIZE
 from nlue.space.declared_section import build_declared_boards
 from nlue.space.handler_errors import api_errors, visitor_errors
@@ -344,6 +346,7 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
     # import in each thread at once can meet a half-imported module ("partially initialized module 'torch'").
     service.data.configs()
     exams, idioms = exam_board_of(settings.results_folders), nediom_board_of(settings.results_folders)
+    contamination = contamination_board_of(settings.results_folders)  # empty without findings: nothing shown
     declared = declared_boards(settings.results_folders) if declared_tasks() else None
     service.warm_up()
     with gr.Blocks(title=text.PAGE_TITLE, analytics_enabled=False, fill_width=True) as demo:
@@ -358,6 +361,7 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
                 _data_tab(service, settings, demo)
             with gr.Tab("🏆 Leaderboard", id="leaderboard"):
                 _leaderboard_tab(service, declared)
+                build_contamination_board(contamination)
             with gr.Tab("📝 Exams (LLMs)", id="exams"):
                 _board_tab(EXAM_LEGEND, exams, "exam-table")
             with gr.Tab("🪶 Idioms (neDIOM)", id="nediom"):

@@ -10,7 +10,8 @@ character n-grams of its text normalised by the task's language profile; the cor
 An item is contaminated when one corpus document holds any of its word n-grams, or at least
 --char-threshold of its character n-grams. With --sources (the <config>/<split>.translated.jsonl files
 nlue translate wrote), the English text each item was translated from is checked too, as "source in
-corpus". The findings go to <results-dir>/contamination/<dataset>/<corpus>.json, item by item;
+corpus". The findings go to <results-dir>/contamination/<dataset>/<corpus>.json, item by item, where
+`nlue report` and the Space find them and score every run of the folder on the clean items too;
 docs/guides/contamination.md says what each number means and what the check cannot see.
 """
 
@@ -116,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
     described = {"id": dataset, "split": args.split, "is_sample": is_sample(None if dataset == "sample" else dataset)}
     document = findings_document(items, findings, {k: v.gram_counts for k, v in indexes.items()}, settings,
                                  described, args.corpus)  # fmt: skip
-    out = args.out or default_path(args.results_dir or default_results_dir(), dataset, args.corpus, args.corpus_config)
+    results_dir = args.results_dir or default_results_dir()
+    out = args.out or default_path(results_dir, dataset, args.corpus, args.corpus_config)
     write_findings(out, document)
     counts = {task: entry["counts"] for task, entry in document["tasks"].items()}
     print(terminal_safe(table(counts), limit=None))
@@ -127,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
           f"{settings.char_threshold:g} of its character {settings.char_n}-grams; n-grams see no paraphrase "
           "and no translation (only --sources checks the English originals)")  # fmt: skip
     print(terminal_safe(f"written: {out}"))
+    if args.out is None:  # beside the runs: the report and the Space rescore them on the clean items
+        print(terminal_safe(f"scores on the clean items: nlue report {results_dir} (and the Space on that folder)"))
     return 0
 
 

@@ -10,7 +10,9 @@ Markdown, a CSV per table) all at once. The sections, each from its own module:
 * tasks from task files (no paper printed them): one section per benchmark, every run's metrics with
   intervals and a chart of the task file's primary metric, never in a paper's tables or the NLUE score;
 * models: monolingual vs multilingual encoders, parameters vs score;
-* significance: paired tests (``nlue compare``) between the models run in one setting, per task.
+* significance: paired tests (``nlue compare``) between the models run in one setting, per task;
+* contamination, where ``nlue contamination`` left findings in a results folder: the items a corpus holds and
+  every run's score on the clean items beside its score on all (ours alone).
 
 The tables come from the Space's boards and the registry's paper data; nothing is computed twice.
 Several results folders (and sweep folders) are read together as :mod:`nlue.results_folders` says.
@@ -26,6 +28,7 @@ from pathlib import Path
 
 from nlue.boards.sections import leaderboard_of
 from nlue.evals.compare.pairs import DEFAULT_RESAMPLES
+from nlue.evals.report.contamination import contamination_section
 from nlue.evals.report.declared import declared_sections
 from nlue.evals.report.mcq import mcq_section
 from nlue.evals.report.models import models_section
@@ -60,6 +63,7 @@ def build_report(results: Path | Sequence[Path], options: ReportOptions | None =
     exams, exams_skipped = mcq_section(folders, gathered)
     idioms, idioms_skipped = nediom_section(folders, gathered)
     declared, declared_skipped = declared_sections(folders)
+    contamination, contamination_skipped = contamination_section(folders)  # None without findings
     sections = [
         nlue_section(board),
         idioms,
@@ -67,6 +71,7 @@ def build_report(results: Path | Sequence[Path], options: ReportOptions | None =
         *declared,
         models_section(board),
         significance_section(gathered, options.resamples, options.seed, options.alpha),
+        *([contamination] if contamination is not None else []),
     ]
     logger.info("report of %s: %d results files", describe(folders), len(gathered.files))
     return Report(
@@ -75,6 +80,6 @@ def build_report(results: Path | Sequence[Path], options: ReportOptions | None =
         sections=sections,
         sample_files=gathered.sample_count(),
         total_files=len(gathered.files),
-        skipped=[*board.skipped, *exams_skipped, *idioms_skipped, *declared_skipped],
+        skipped=[*board.skipped, *exams_skipped, *idioms_skipped, *declared_skipped, *contamination_skipped],
         created=datetime.now(UTC).isoformat(timespec="seconds"),
     )
