@@ -204,8 +204,10 @@ def _wordings(prompt: dict[str, Any], kind: TaskKind, wanted: tuple[str, ...], w
                 yield (*at, "field_labels", field), f"not a field this prompt shows; expected {', '.join(wanted)}"
         yield from _kind_prompt(wording, kind, at, wording=True)
         keys = [key for key in wording if key != "name"]
-        if keys and all(wording[key] == prompt.get(key) for key in keys if key != "field_labels") and all(
-            _map(prompt.get("field_labels")).get(k) == v for k, v in _map(wording.get("field_labels")).items()
+        if (
+            keys
+            and all(wording[key] == prompt.get(key) for key in keys if key != "field_labels")
+            and all(_map(prompt.get("field_labels")).get(k) == v for k, v in _map(wording.get("field_labels")).items())
         ):
             yield at, "words the prompt exactly as the main prompt does; a wording changes at least one text"
 
