@@ -69,13 +69,18 @@ def print_mcq(run: Any) -> None:
 
 
 def print_nlue(results: dict[str, Any], mode: str) -> None:
-    """One line per NLUE task: macro-F1 (the primary) with its interval, and the mode's other numbers."""
+    """One line per NLUE task: macro-F1 (the primary) with its interval, and the mode's other numbers; with
+    ``--wordings all``, the spread over the wordings beside it and a table of the wordings after the tasks."""
+    from nlue.evals.llm.wordings import SECTION, spread_line, wording_text
+
     if any(result.dataset.get("is_sample") for result in results.values()):
         print(f"NLUE tasks by {'generation' if mode == 'generate' else 'log-likelihood'}{SAMPLE_NOTE}")
     for task, result in results.items():
         m = result.metrics
+        worded = result.details.get(SECTION) if isinstance(result.details, dict) else None
+        beside = f"; {spread_line(worded)}" if worded else ""
         if "macro_f1" not in m:  # a similarity score (STS-B): correlations over the answers that parsed
-            print(_correlation_line(task, m, result.dataset.get("items")))
+            print(_correlation_line(task, m, result.dataset.get("items")) + beside)
             continue
         line = f"{task}: macro-F1 {_percent(m['macro_f1'])}{_interval(m, 'macro_f1')}"
         if mode == "generate":
@@ -84,4 +89,8 @@ def print_nlue(results: dict[str, Any], mode: str) -> None:
         else:
             line += (f", accuracy {_percent(m['accuracy'])}, acc_norm by characters {_percent(m['acc_norm_chars'])}, "
                      f"by bytes {_percent(m['acc_norm_bytes'])}")  # fmt: skip
-        print(line)
+        print(line + beside)
+    for task, result in results.items():
+        worded = result.details.get(SECTION) if isinstance(result.details, dict) else None
+        if worded:
+            print("\n" + wording_text(task, worded))

@@ -20,6 +20,7 @@ from nlue.registry.kinds import KINDS, TaskKind
 from nlue.registry.label_prompts import ANSWER_FIELDS, NUMBER_FIELDS, NUMBER_FIELDS_REQUIRED
 from nlue.registry.paper_figures import PAPER_TASKS
 from nlue.registry.task_file.problems import Path_
+from nlue.registry.wordings import MAIN as MAIN_WORDING
 
 Found = Iterator[tuple[Path_, str]]
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".json": "json", ".jsonl": "jsonl", ".parquet": "parquet"}
@@ -198,6 +199,11 @@ def _wordings(prompt: dict[str, Any], kind: TaskKind, wanted: tuple[str, ...], w
         name = wording.get("name")
         if name in seen:
             yield (*at, "name"), f"{name!r} names an earlier wording too; each wording needs its own name"
+        if name == MAIN_WORDING:
+            yield (*at, "name"), f"{MAIN_WORDING} is the prompt itself (the keys above); give this wording its own name"
+        if "label_words" in wording:
+            yield (*at, "label_words"), "a wording keeps the prompt's label words, so that every wording is scored "
+            "against the same words; remove it"
         seen.append(name)
         for field in _map(wording.get("field_labels")):
             if field not in wanted:
