@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import json
 import statistics
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 from sklearn.metrics import f1_score
 
+from nlue.cli import main
 from nlue.evals.llm.nlue_generate import run_nlue_generation
 from nlue.evals.llm.nlue_llm import run_nlue_llm, task_splits
 from nlue.evals.llm.wordings import FIELD, SECTION, disagreements
@@ -310,3 +312,63 @@ def test_an_exam_in_each_wording(exam_build, tmp_path: Path, mode: str) -> None:
     saved["details"][SECTION]["std"] = 0.01
     refused = check_file(run.result_path, saved)
     assert refused.status == "refused" and f"{SECTION} std: stored 0.01" in refused.reason
+
+
+# ------------------------------------------------------------------ a tiny LM through the command line
+class BackendCalls:
+    """Counts what reaches the tiny model itself (below the answer cache): generated prompts, scored pairs."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import nlue.lm.local as local
+        import nlue.lm.local_scoring as scoring
+
+        self.count = 0
+        generate, score = local.LocalCausalLM._generate_batch, scoring.PrefixSharingScorer.score
+
+        def counted_generate(model, prompts, *args, **kwargs):
+            self.count += len(prompts)
+            return generate(model, prompts, *args, **kwargs)
+
+        def counted_score(scorer, pairs, *args, **kwargs):
+            self.count += len(pairs)
+            return score(scorer, pairs, *args, **kwargs)
+
+        monkeypatch.setattr(local.LocalCausalLM, "_generate_batch", counted_generate)
+        monkeypatch.setattr(scoring.PrefixSharingScorer, "score", counted_score)
+
+
+@pytest.mark.parametrize("mode", ["loglik", "generate"])
+def test_a_tiny_lm_from_the_command_line(
+    tiny_lms, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, mode: str
+) -> None:
+    """issue 32, item 4: `--wordings all` writes a run of its own with the section and the spread beside the score;
+    the main wording comes from the answer cache, so only the other wording reaches the model, and the same
+    command again asks nothing; `nlue report` shows the run in its prompt-wording table."""
+    results = tmp_path / "results"
+    argv = ["llm", "nlue", "--model", str(tiny_lms["gpt2"]), "--tasks", "sa", "--prompt-language", "native", "--mode",
+            mode, "--limit", "3", "--max-new-tokens", "3", "--bootstrap-resamples", "20", "--results-dir",
+            str(results), "--device", "cpu", "-q"]  # fmt: skip
+    calls = BackendCalls(monkeypatch)
+    assert main(argv) == 0
+    asked = calls.count
+    assert asked == (3 if mode == "generate" else 3 * 2)
+    assert main([*argv, "--wordings", "all"]) == 0
+    assert calls.count == 2 * asked  # the plain wording only: the main one's answers are in the cache
+    printed = capsys.readouterr().out
+    assert "spread over 2 wordings (highest - lowest)" in printed and "main (the run's score)" in printed
+    assert main([*argv, "--wordings", "all"]) == 0 and calls.count == 2 * asked  # nothing asked again
+
+    suffix = "-generate" if mode == "generate" else ""
+    plain = json.loads((results / f"gpt2__ne-0shot{suffix}-limit3" / "sa.json").read_text(encoding="utf-8"))
+    path = results / f"gpt2__ne-0shot{suffix}-wordings-all-limit3" / "sa.json"
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert saved["metrics"]["macro_f1"] == plain["metrics"]["macro_f1"]  # the run's score: the main wording's
+    assert saved["details"][SECTION]["wordings"][0]["primary"] == plain["metrics"]["macro_f1"]
+    assert "prompt_wordings" not in plain["identity"]["settings"] and plain["identity_key"] != saved["identity_key"]
+    assert check_file(path, saved).verified
+    if mode == "loglik":
+        assert main(["report", str(results), "--out", str(tmp_path / "report"), "-q"]) == 0
+        with (tmp_path / "report" / "nlue_prompt_wordings.csv").open(encoding="utf-8") as handle:
+            table = list(csv.DictReader(handle))
+        assert [(row["run"], row["task"]) for row in table] == [(path.parent.name, "sa")]
+        assert float(table[0]["spread (points)"]) == pytest.approx(100 * saved["details"][SECTION]["spread"], abs=0.01)

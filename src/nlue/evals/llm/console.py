@@ -36,6 +36,8 @@ def _correlation_line(task: str, m: dict[str, float], items: int | None) -> str:
 
 
 def print_mcq(run: Any) -> None:
+    from nlue.evals.llm.wordings import SECTION as WORDINGS
+    from nlue.evals.llm.wordings import spread_line, wording_text
     from nlue.evals.mcq.order_robustness import SECTION, order_text
     from nlue.evals.mcq.report import gap_text, text_tables
 
@@ -43,8 +45,9 @@ def print_mcq(run: Any) -> None:
     metrics = result.metrics
     sample = SAMPLE_NOTE if result.dataset.get("is_sample") else ""
     print(f"\n{result.task} · {run.name} · {details['n_items']} items{sample}")
+    beside = f"; {spread_line(details[WORDINGS])}" if details.get(WORDINGS) else ""
     print(f"accuracy over all items (invalid = wrong; the primary): {_percent(metrics['accuracy_all_items'])}"
-          f"{_interval(metrics, 'accuracy_all_items')}")  # fmt: skip
+          f"{_interval(metrics, 'accuracy_all_items')}{beside}")  # fmt: skip
     print(f"accuracy over parseable items ({details['parseable_items']} parsed): "
           f"{_percent(metrics['accuracy_parseable'])}{_interval(metrics, 'accuracy_parseable')}")  # fmt: skip
     counts = ", ".join(f"{k} {v}" for k, v in details["invalid_counts"].items() if v) or "none"
@@ -59,6 +62,9 @@ def print_mcq(run: Any) -> None:
     orders = details.get(SECTION)
     if orders:
         print("\n" + order_text(orders))
+    worded = details.get(WORDINGS)
+    if worded:
+        print("\n" + wording_text(result.task, worded))
     print()
     print(text_tables(run.tables))
     if run.gap:

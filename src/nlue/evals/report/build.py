@@ -61,7 +61,7 @@ def build_report(results: Path | Sequence[Path], options: ReportOptions | None =
     idioms, idioms_skipped = nediom_section(folders, gathered)
     declared, declared_skipped = declared_sections(folders)
     sections = [
-        nlue_section(board),
+        nlue_section(board, gathered),
         idioms,
         exams,
         *declared,
