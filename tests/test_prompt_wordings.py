@@ -372,3 +372,45 @@ def test_a_tiny_lm_from_the_command_line(
             table = list(csv.DictReader(handle))
         assert [(row["run"], row["task"]) for row in table] == [(path.parent.name, "sa")]
         assert float(table[0]["spread (points)"]) == pytest.approx(100 * saved["details"][SECTION]["spread"], abs=0.01)
+
+
+# ------------------------------------------------------------------ neDIOM zero-shot
+class IdiomWordingReader(WordingReader):
+    """:class:`WordingReader` for an idiomaticity task: the wording told by either of its instructions."""
+
+    def __init__(self, task: Any, language: str, choice: dict[str, int | str]) -> None:
+        self.words = task.idiom_prompts[language].label_words
+        worded = {
+            name: worded_task(task, language, name).idiom_prompts[language] for name in wording_names(task, language)
+        }
+        self.instructions = {name: p.instruction_with_idiom for name, p in worded.items()}
+        self.instructions |= {f"{name} ": p.instruction_without_idiom for name, p in worded.items()}
+        self.choice = {**choice, **{f"{name} ": label for name, label in choice.items()}}
+        self.gold, self.asked, self.texts = [], [], []
+
+
+def test_nediom_zero_shot_in_each_wording(nediom_build, tmp_path: Path) -> None:
+    """issue 32, item 4: `nlue idioms eval --wordings all` asks each zero-shot cell in every wording: "idiomatic"
+    to everything under the main wording, "literal" under the plain one; sklearn's macro-F1 of each, checked by
+    verify, in a folder of its own."""
+    from nlue.idioms.evaluate import EvalRequest, run_eval, select_variants
+    from nlue.idioms.zero_shot import LabelScorer
+
+    task = get_task("nediom")
+    reader = IdiomWordingReader(task, "en", {"main": 0, "plain": 1})
+    request = EvalRequest(model="scripted", task=task, settings=["zero-shot"], variants=select_variants(["S2"], "both"),
+                          results_dir=tmp_path, name="reader", dataset=str(nediom_build.repo_dir), language="en",
+                          bootstrap_resamples=20, zero_shot=lambda: LabelScorer(reader, task), wordings="all")  # fmt: skip
+    paths = run_eval(request).paths
+    assert [p.parent.name for p in paths] == [f"reader__zero-shot-en-wordings-all__v{n}-S2-{w}-idiom"
+                                              for n, w in ((1, "with"), (2, "without"))]  # fmt: skip
+    for path in paths:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        rows = [json.loads(x) for x in (path.parent / saved["predictions"]).read_text("utf-8").splitlines()]
+        golds = [row["gold"] for row in rows]
+        section = saved["details"][SECTION]
+        expected = [f1_score(golds, [label] * len(golds), average="macro") for label in (0, 1)]
+        assert [w["primary"] for w in section["wordings"]] == pytest.approx(expected)
+        assert section["spread"] == pytest.approx(abs(expected[0] - expected[1])) and section["spread"] > 0
+        assert check_file(path, saved).verified
+    assert set(reader.asked) == {"main", "plain", "main ", "plain "}

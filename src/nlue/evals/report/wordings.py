@@ -31,7 +31,8 @@ def _record(file: ResultFile, section: Mapping[str, Any]) -> dict[str, Any]:
     listed = section.get("wordings") if isinstance(section.get("wordings"), list) else []
     wordings = [w for w in listed if isinstance(w, Mapping)]
     main = next((w for w in wordings if w.get("name") == MAIN), {})
-    scores = [f"{w.get('name')} {percent(w.get('primary'))}" for w in wordings]
+    shown = [(w.get("name"), percent(w.get("primary"))) for w in wordings]
+    scores = [f"{name} {'n/a' if value is None else value}" for name, value in shown]
     return {
         "run": file.run,
         "task": file.task,
