@@ -237,8 +237,9 @@ _SCHEMA_SECTIONS = (
     ("task", "A task", ()),
     ("task", "`inputs`", ("inputs",)),
     ("prompt", "`prompts.<language>`", ()),
-    ("prompt", "`prompts.<language>.answer_line`", ("answer_line",)),
-    ("prompt", "`prompts.<language>.number_line`", ("number_line",)),
+    ("answer_line", "`prompts.<language>.answer_line`", ()),
+    ("number_line", "`prompts.<language>.number_line`", ()),
+    ("wording", "`prompts.<language>.wordings` (each item)", ()),
     ("exam", "`exam` (multiple choice)", ()),
     ("split_source", "`data.<split>`", ()),
     ("task", "`sizes`", ("sizes",)),
@@ -253,7 +254,8 @@ def _schema_value(schema: dict[str, Any], defs: dict[str, Any]) -> str:
         name = schema["$ref"].rsplit("/", 1)[-1]
         target = defs[name]
         words = {"task": "a task (mapping)", "prompt": "a prompt (mapping)", "exam": "a mapping (see `exam`)",
-                 "split_source": "a source (see `data.<split>`)"}.get(name)  # fmt: skip
+                 "split_source": "a source (see `data.<split>`)", "wording": "a wording (mapping)",
+                 "answer_line": "a mapping (see `answer_line`)", "number_line": "a mapping (see `number_line`)"}.get(name)  # fmt: skip
         return words or _schema_value({**target, **{k: v for k, v in schema.items() if k != "$ref"}}, defs)
     if "enum" in schema:
         return "one of " + ", ".join(str(v) for v in schema["enum"])

@@ -257,7 +257,7 @@ def test_the_reference_page_lists_every_key_of_the_schema() -> None:
     spec.loader.exec_module(hooks)
     page = hooks.task_file_schema_reference()
     defs = task_file_schema()["$defs"]
-    for name in ("task", "prompt", "exam", "split_source", "benchmark_file"):
+    for name in ("task", "prompt", "wording", "answer_line", "number_line", "exam", "split_source", "benchmark_file"):
         for key in defs[name]["properties"]:
             assert f"| `{key}` |" in page, (name, key)
     assert '"$schema"' in page  # the schema itself, as shipped

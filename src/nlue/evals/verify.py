@@ -13,7 +13,9 @@ score only after scoring those answers again with the code the runs use:
 Every stored metric the rescoring also gives must agree within :data:`TOLERANCE`; the task's primary
 metric must be among them. An exam run with option orders (``nlue llm mcq --option-orders cyclic``) must
 also have every point number of its ``details.option_order_robustness`` given by its rows' per-rotation
-answers (:func:`nlue.evals.mcq.order_robustness.disagreements`). Every stored metric must also lie in its range
+answers (:func:`nlue.evals.mcq.order_robustness.disagreements`), and a run with ``--wordings all`` every
+wording's primary and their spread in ``details.prompt_wording_robustness`` given by its rows' per-wording
+answers (:func:`nlue.evals.llm.wordings.disagreements`). Every stored metric must also lie in its range
 (:mod:`nlue.scoring.ranges`). Intervals, spreads over seeds and the extra numbers an evaluator keeps
 (``acc_norm_*``, invalid counts) are range-checked only: they come from resampling or from data the
 predictions file does not hold.
@@ -204,7 +206,8 @@ def check_file(path: Path, data: Mapping[str, Any]) -> ScoreCheck:
     if dataset.get("items") not in (None, len(rows)):
         return ScoreCheck(REFUSED, (*in_range, f"{rows_path.name} has {len(rows)} rows, the results file "
                                     f"says {dataset['items']} items"))  # fmt: skip
-    return with_option_orders(compare_with_predictions(task, rows, data), data, rows)
+    return with_prompt_wordings(with_option_orders(compare_with_predictions(task, rows, data), data, rows), task, data,
+                                rows)  # fmt: skip
 
 
 def with_option_orders(check: ScoreCheck, data: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> ScoreCheck:
@@ -216,6 +219,34 @@ def with_option_orders(check: ScoreCheck, data: Mapping[str, Any], rows: Sequenc
     if section is None:
         return check
     problems = disagreements(section, rows) if isinstance(section, Mapping) else [f"{SECTION} is not an object"]
+    if not problems:
+        return check
+    return ScoreCheck(REFUSED, (*check.reasons, *problems), check.recomputed)
+
+
+def with_prompt_wordings(
+    check: ScoreCheck, task: TaskSpec, data: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
+) -> ScoreCheck:
+    """``check``, refused where a run's prompt-wording section (``--wordings all``) disagrees with its rows: each
+    wording's primary is rescored from its per-item answers as the run's own score is."""
+    from nlue.evals.llm.wordings import SECTION, disagreements
+
+    details = data.get("details") if isinstance(data.get("details"), Mapping) else {}
+    section = details.get(SECTION)
+    if section is None:
+        return check
+
+    def primary_of(worded: list[dict[str, Any]]) -> float:
+        recomputed = recompute_metrics(task, worded, data)
+        return (
+            recomputed[task.primary_metric]
+            if task.primary_metric in recomputed
+            else task.kind.primary_from(task, recomputed)
+        )
+
+    problems = (
+        disagreements(section, rows, primary_of) if isinstance(section, Mapping) else [f"{SECTION} is not an object"]
+    )
     if not problems:
         return check
     return ScoreCheck(REFUSED, (*check.reasons, *problems), check.recomputed)

@@ -49,6 +49,7 @@ from nlue.pipelines.mcq_cli import write_json
 from nlue.process_map import NUM_PROC_HELP, num_proc_arg
 from nlue.registry.kinds.idiomaticity import IdiomaticityKind
 from nlue.registry.nediom import DEFAULT_POOL_SEED, NEDIOM_TASKS, SHOTS_PER_LABEL
+from nlue.registry.wordings import MAIN, WORDING_CHOICES
 from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
 
 logger = logging.getLogger(__name__)
@@ -147,6 +148,9 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
     z.add_argument("--chat", action=argparse.BooleanOptionalAction, default=None,
                    help="generate mode: chat messages or plain text (default: as the model is served or templated)")  # fmt: skip
     z.add_argument("--max-new-tokens", type=int, help="generate mode: tokens for the answer (default 48, a label word)")
+    z.add_argument("--wordings", choices=WORDING_CHOICES, default=MAIN,
+                   help="all: also ask each zero-shot cell in every other wording of the prompt and report macro-F1 "
+                   "per wording and its spread (ours; default %(default)s: the main prompt alone)")  # fmt: skip
     f = v.add_argument_group("few-shot fine-tuning")
     defaults = FewShotSettings()
     f.add_argument("--epochs", type=float, default=defaults.epochs, help="%(default)s, the paper's")
@@ -205,7 +209,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
                 name=args.name or model_slug(args.model), dataset=args.dataset, language=language,
                 seeds=[args.seed + i for i in range(args.seeds)], few_shot=few_shot,
                 bootstrap_resamples=args.bootstrap_resamples, seed=args.seed, limit=args.limit,
-                zero_shot=_zero_shot_factory(args, stack, loaded), overwrite=args.overwrite,
+                zero_shot=_zero_shot_factory(args, stack, loaded), overwrite=args.overwrite, wordings=args.wordings,
             )  # fmt: skip
             report = run_eval(request)
             mode = loaded[0][1] if loaded else None
@@ -217,12 +221,26 @@ def run_eval_command(args: argparse.Namespace) -> int:
                 print(table3_text(report.cells, report.floors, request.name))
                 print()
             print(variant_text(report.cells, report.floors))
+            _print_wordings(report.paths)
             print(f"\n{len(report.paths)} results files under {args.results_dir}\n")
         if loaded:  # the zero-shot setting asked a model
             from nlue.lm.answer_cache import answers_line
 
             print(answers_line(loaded[0][2]))
     return 0
+
+
+def _print_wordings(paths: Sequence[Path]) -> None:
+    """Each zero-shot cell's prompt wordings (``--wordings all``), from the results files just written."""
+    import json
+
+    from nlue.evals.llm.wordings import SECTION, wording_text
+
+    for path in paths:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        section = (data.get("details") or {}).get(SECTION)
+        if section:
+            print("\n" + wording_text(f"{data['task']} · {path.parent.name}", section))
 
 
 def _items(path: Path) -> list[dict[str, Any]]:

@@ -191,6 +191,7 @@ class EvalRequest:
     limit: int | None = None
     zero_shot: Callable[[], Any] | None = None  # builds the scorer on first use (loading a model is slow)
     overwrite: bool = False  # replace results files of another identity, or complete ones with a partial run
+    wordings: str = "main"  # "all": zero-shot cells also asked in every other prompt wording (nlue.idioms.wordings)
 
 
 @dataclass
@@ -225,12 +226,14 @@ def variant_folder(name: str, setting: str, variant: InputVariant) -> str:
     return f"{name}__{setting}__v{variant.number}-{context}-{'with' if variant.with_idiom else 'without'}-idiom"
 
 
-def zero_shot_label(setting: str, language: str, mode: str, limit: int | None = None) -> str:
+def zero_shot_label(setting: str, language: str, mode: str, limit: int | None = None, wordings: str = "main") -> str:
     """The setting part of a zero-shot folder: the prompt language and the mode change the scores; a partial
-    run (``--limit``) has a folder of its own."""
+    run (``--limit``) and a run in every wording (``-wordings-all``) each have a folder of their own."""
+    from nlue.evals.llm.wordings import run_suffix
     from nlue.run_identity import limit_suffix
 
-    return f"{setting}-{language}" + ("-generate" if mode == "generate" else "") + limit_suffix(limit)
+    mode_part = "-generate" if mode == "generate" else ""
+    return f"{setting}-{language}{mode_part}{run_suffix(wordings)}{limit_suffix(limit)}"
 
 
 def _cell_identity(request: EvalRequest, setting: str, variant: InputVariant, everything: Sequence[Any],
@@ -242,8 +245,11 @@ def _cell_identity(request: EvalRequest, setting: str, variant: InputVariant, ev
     facts = split_facts(everything, scored, train)
     settings: dict[str, Any] = {"input_variant": variant.name, "bootstrap_resamples": request.bootstrap_resamples}
     if k == 0:
+        from nlue.evals.llm.wordings import identity_settings
+
         if scorer.mode == "generate":
             settings |= {"chat": scorer.chat, "max_new_tokens": scorer.max_new_tokens}
+        settings |= identity_settings(request.task, request.language, request.wordings)
         return model_run_identity(scorer.model, request.task.name, facts, mode=scorer.mode, shots=0,
                                   prompt_language=request.language, limit=request.limit, seed=request.seed,
                                   settings=settings)  # fmt: skip
@@ -266,7 +272,7 @@ def _plan(request: EvalRequest, everything: Sequence[Any], scored: int, pool: Se
             if request.zero_shot is None:
                 raise NlueError("zero-shot needs a scorer (a causal or masked LM)")
             scorer = scorer or request.zero_shot()
-            label = zero_shot_label(setting, request.language, scorer.mode, request.limit)
+            label = zero_shot_label(setting, request.language, scorer.mode, request.limit, request.wordings)
         else:
             from nlue.run_identity import limit_suffix
 
@@ -304,9 +310,12 @@ def run_eval(request: EvalRequest) -> EvalReport:
     Every cell's results file is checked before the first is scored: one of another identity, or a complete
     one where this run is partial, stops the run unless ``request.overwrite``.
     """
+    from nlue.evals.llm.wordings import FIELD, SECTION, Asked, require_wordings
+    from nlue.idioms.wordings import cell_wordings
     from nlue.predictions import attach, prediction_rows
     from nlue.results import write_result
 
+    require_wordings([request.task], request.language, request.wordings)
     if not request.seeds:
         raise NlueError("--seeds must be at least 1")
     pool, everything, description = load_items(request.dataset, request.task, None)
@@ -340,6 +349,11 @@ def run_eval(request: EvalRequest) -> EvalReport:
                           for row in scores.loglikelihoods]  # fmt: skip
                 extra = {"prompt_language": request.language, "mode": "loglik", "primary": "summed log-likelihood",
                          "scorer": scorer.describe()}  # fmt: skip
+            robust = cell_wordings(scorer, request.task, request.wordings, test, ids, refs, variant, request.language,
+                                   Asked(metrics, predicted, extras), resamples, request.seed, zero_shot_metrics)  # fmt: skip
+            if robust is not None:
+                details[SECTION] = robust.section
+                extras = [{**e, FIELD: r} for e, r in zip(extras, robust.records, strict=True)]
             cell = Cell(setting, variant, metrics["macro_f1"], metrics.get("macro_f1_ci_low"),
                         metrics.get("macro_f1_ci_high"))  # fmt: skip
         else:

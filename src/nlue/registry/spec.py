@@ -61,6 +61,25 @@ class PromptSpec:
 
 
 @dataclass(frozen=True)
+class PromptWording:
+    """Another wording of a task's prompt in one language (a task file's ``prompts.<lang>.wordings``): ours.
+
+    Each key given replaces the main prompt's (``field_labels`` relabel only the fields they name); a key
+    left out keeps the main prompt's. The label words are never reworded, so every wording is scored
+    against the same words and a difference between wordings is the wording's alone
+    (:mod:`nlue.registry.wordings` makes the task each wording asks).
+    """
+
+    name: str
+    instruction: str | None = None
+    instruction_without_idiom: str | None = None  # idiomaticity tasks only
+    field_labels: Mapping[str, str] = field(default_factory=_empty)
+    answer_cue: str | None = None
+    answer_line: AnswerLine | None = None  # generation of a label word
+    number_line: str | None = None  # generation of a number (regression)
+
+
+@dataclass(frozen=True)
 class IdiomPrompt:
     """How an idiomaticity task (neDIOM) is put to a language model in one language: our own words.
 
@@ -161,6 +180,9 @@ class TaskSpec:
     number_lines: Mapping[str, str] = field(default_factory=_empty)
     # Prompt language -> an idiomaticity task's prompt, in the shape its evaluators read (not in ``prompts``).
     idiom_prompts: Mapping[str, IdiomPrompt] = field(default_factory=_empty)
+    # Prompt language -> the prompt's other wordings (the main one is ``prompts``/``idiom_prompts``); asked only
+    # by ``--wordings all``, so they are not in the declaration fingerprint of a run that asks the main one alone.
+    prompt_wordings: Mapping[str, tuple[PromptWording, ...]] = field(default_factory=_empty)
     data: Mapping[str, SplitSource] = field(default_factory=_empty)  # split -> where it comes from
     primary_metric_note: str = ""  # where the primary metric comes from, when not the kind's note
     primary_from_paper: bool | None = None  # whether the source paper computes the primary (None: the kind says)

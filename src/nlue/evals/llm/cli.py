@@ -47,6 +47,7 @@ from nlue.evals.mcq.prompts import PAPER_SHOTS, SEED, render, show_prompt
 from nlue.evals.mcq.run import MODES, PROMPT_LANGUAGES, exam_names
 from nlue.lm.factory import AUTO_MODE
 from nlue.lm.options import add_model_options, model_spec_from_args, note_old_journal, old_journal, open_answer_store
+from nlue.registry.wordings import MAIN, WORDING_CHOICES
 from nlue.results import OVERWRITE_HELP, RESULTS_DIR_HELP, default_results_dir
 
 
@@ -69,6 +70,13 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="count the requests the run would send and estimate their cost (with the prices; as "
                         "batches too with --batch-api); send nothing, write nothing")  # fmt: skip
+
+
+def _wordings_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wordings", choices=WORDING_CHOICES, default=MAIN,
+                        help="all: also ask every item in each other wording of the prompt (the task file's "
+                        "prompts.<lang>.wordings) and report the primary metric per wording and its spread beside "
+                        "the score (ours; default %(default)s: the main prompt alone)")  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcq.add_argument("--option-orders", choices=OPTION_ORDERS, default=GIVEN,
                      help="cyclic: also ask every item under each rotation of its options (key moved with them) and "
                      "report accuracy per rotation, consistency and letter bias (ours; default %(default)s: as given)")  # fmt: skip
+    _wordings_option(mcq)
     mcq.add_argument("--show-prompt", action="store_true", help="print the first prompt(s) and exit; no model call")
     mcq.add_argument("--no-chart", action="store_true", help="skip the PNG chart (no matplotlib needed)")
     _run_options(mcq)
@@ -116,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
                       "template, or behind a chat endpoint)")  # fmt: skip
     nlue.add_argument("--max-new-tokens", type=int,
                       help=f"generate mode: tokens for the answer (default {DEFAULT_LABEL_TOKENS}, a label word)")  # fmt: skip
+    _wordings_option(nlue)
     _run_options(nlue)
     add_logging_options(nlue)
     return parser
@@ -200,7 +210,7 @@ def _mcq_runs(args: argparse.Namespace, model: Any) -> None:
             model, args.dataset, args.task, role, args.shots, args.results_dir, args.name, mode=args.mode,
             chat=args.chat, max_new_tokens=args.max_new_tokens, choices=args.choices, limit=args.limit,
             bootstrap_resamples=args.bootstrap_resamples, seed=args.seed, chart=not args.no_chart,
-            overwrite=args.overwrite, option_orders=args.option_orders,
+            overwrite=args.overwrite, option_orders=args.option_orders, wordings=args.wordings,
         )  # fmt: skip
         print_mcq(run)
 
@@ -208,6 +218,7 @@ def _mcq_runs(args: argparse.Namespace, model: Any) -> None:
 # ------------------------------------------------------------------ nlue
 def run_nlue_command(args: argparse.Namespace) -> int:
     from nlue.evals.llm.nlue_llm import native_language, nlue_tasks
+    from nlue.evals.llm.wordings import require_wordings
     from nlue.lm.answer_cache import answers_line
     from nlue.lm.factory import load_model
 
@@ -216,7 +227,7 @@ def run_nlue_command(args: argparse.Namespace) -> int:
     languages = prompt_languages(args.prompt_language, native_language(args.tasks))
     asked_mode = None if args.mode == AUTO_MODE else args.mode
     for language in languages:  # tasks without a prompt, or none left for the mode, are refused before a model loads
-        nlue_tasks(args.tasks, language, asked_mode, warn=False)
+        require_wordings(nlue_tasks(args.tasks, language, asked_mode, warn=False), language, args.wordings)
     if args.dry_run:
         from nlue.evals.llm.dry_run import dry_run
 
@@ -230,6 +241,7 @@ def run_nlue_command(args: argparse.Namespace) -> int:
 def _nlue_runs(args: argparse.Namespace, model: Any) -> None:
     from nlue.evals.llm.nlue_generate import run_nlue_generation
     from nlue.evals.llm.nlue_llm import native_language, nlue_tasks, run_nlue_llm
+    from nlue.evals.llm.wordings import run_suffix
     from nlue.evals.mcq.run import model_base_name
     from nlue.lm.factory import choose_mode
     from nlue.run_identity import limit_suffix
@@ -240,9 +252,9 @@ def _nlue_runs(args: argparse.Namespace, model: Any) -> None:
     for language in languages:
         name = f"{args.name or model_base_name(model)}__{language}-{args.shots}shot"
         common = {"bootstrap_resamples": args.bootstrap_resamples, "seed": args.seed, "limit": args.limit,
-                  "overwrite": args.overwrite}  # fmt: skip
+                  "overwrite": args.overwrite, "wordings": args.wordings}  # fmt: skip
         tasks = nlue_tasks(args.tasks, language, mode, warn=language == languages[0])
-        name += ("-generate" if mode == "generate" else "") + limit_suffix(args.limit)
+        name += ("-generate" if mode == "generate" else "") + run_suffix(args.wordings) + limit_suffix(args.limit)
         if mode == "generate":
             cap = args.max_new_tokens or DEFAULT_LABEL_TOKENS
             results = run_nlue_generation(model, args.dataset, tasks, language, args.shots, args.results_dir, name,

@@ -36,6 +36,8 @@ def _correlation_line(task: str, m: dict[str, float], items: int | None) -> str:
 
 
 def print_mcq(run: Any) -> None:
+    from nlue.evals.llm.wordings import SECTION as WORDINGS
+    from nlue.evals.llm.wordings import spread_line, wording_text
     from nlue.evals.mcq.order_robustness import SECTION, order_text
     from nlue.evals.mcq.report import gap_text, text_tables
 
@@ -43,8 +45,9 @@ def print_mcq(run: Any) -> None:
     metrics = result.metrics
     sample = SAMPLE_NOTE if result.dataset.get("is_sample") else ""
     print(f"\n{result.task} · {run.name} · {details['n_items']} items{sample}")
+    beside = f"; {spread_line(details[WORDINGS])}" if details.get(WORDINGS) else ""
     print(f"accuracy over all items (invalid = wrong; the primary): {_percent(metrics['accuracy_all_items'])}"
-          f"{_interval(metrics, 'accuracy_all_items')}")  # fmt: skip
+          f"{_interval(metrics, 'accuracy_all_items')}{beside}")  # fmt: skip
     print(f"accuracy over parseable items ({details['parseable_items']} parsed): "
           f"{_percent(metrics['accuracy_parseable'])}{_interval(metrics, 'accuracy_parseable')}")  # fmt: skip
     counts = ", ".join(f"{k} {v}" for k, v in details["invalid_counts"].items() if v) or "none"
@@ -59,6 +62,9 @@ def print_mcq(run: Any) -> None:
     orders = details.get(SECTION)
     if orders:
         print("\n" + order_text(orders))
+    worded = details.get(WORDINGS)
+    if worded:
+        print("\n" + wording_text(result.task, worded))
     print()
     print(text_tables(run.tables))
     if run.gap:
@@ -69,13 +75,18 @@ def print_mcq(run: Any) -> None:
 
 
 def print_nlue(results: dict[str, Any], mode: str) -> None:
-    """One line per NLUE task: macro-F1 (the primary) with its interval, and the mode's other numbers."""
+    """One line per NLUE task: macro-F1 (the primary) with its interval, and the mode's other numbers; with
+    ``--wordings all``, the spread over the wordings beside it and a table of the wordings after the tasks."""
+    from nlue.evals.llm.wordings import SECTION, spread_line, wording_text
+
     if any(result.dataset.get("is_sample") for result in results.values()):
         print(f"NLUE tasks by {'generation' if mode == 'generate' else 'log-likelihood'}{SAMPLE_NOTE}")
     for task, result in results.items():
         m = result.metrics
+        worded = result.details.get(SECTION) if isinstance(result.details, dict) else None
+        beside = f"; {spread_line(worded)}" if worded else ""
         if "macro_f1" not in m:  # a similarity score (STS-B): correlations over the answers that parsed
-            print(_correlation_line(task, m, result.dataset.get("items")))
+            print(_correlation_line(task, m, result.dataset.get("items")) + beside)
             continue
         line = f"{task}: macro-F1 {_percent(m['macro_f1'])}{_interval(m, 'macro_f1')}"
         if mode == "generate":
@@ -84,4 +95,8 @@ def print_nlue(results: dict[str, Any], mode: str) -> None:
         else:
             line += (f", accuracy {_percent(m['accuracy'])}, acc_norm by characters {_percent(m['acc_norm_chars'])}, "
                      f"by bytes {_percent(m['acc_norm_bytes'])}")  # fmt: skip
-        print(line)
+        print(line + beside)
+    for task, result in results.items():
+        worded = result.details.get(SECTION) if isinstance(result.details, dict) else None
+        if worded:
+            print("\n" + wording_text(task, worded))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,33 @@ def _number_answers(task: Any, items: list[Any], prompts: list[str], outputs: li
                    f"{task.primary_metric} {metrics[task.primary_metric]:.4f} over the parseable answers")  # fmt: skip
 
 
+def _ask(model: LanguageModel, task: Any, items: list[Any], pool: list[Any], language: str, shots: int, chat: bool,
+         max_new_tokens: int, bootstrap_resamples: int, seed: int) -> _Scored:  # fmt: skip
+    """Every item put to ``model`` as ``task``'s prompt words it, the answers read and scored."""
+    _, words = task.kind.llm_template(task, language)
+    prefix = demonstrations(task, pool, language, shots, seed)
+    prompts = [
+        gen.with_answer_line(prefix + render_prompt(task, item, language), words, language, task.answer_line(language))
+        if task.kind.has_classes
+        else num.with_number_line(
+            prefix + render_prompt(task, item, language), task.score_range, language, task.number_line(language)
+        )
+        for item in items
+    ]
+    outputs = model.generate([gen.label_request(p, chat, max_new_tokens) for p in prompts])
+    gen.require_answers(outputs, task.name)
+    if task.kind.has_classes:
+        return _label_answers(task, items, prompts, outputs, words, bootstrap_resamples, seed)
+    return _number_answers(task, items, prompts, outputs, bootstrap_resamples, seed)
+
+
+def _asked(scored: _Scored) -> Any:
+    """One wording's answers as :mod:`nlue.evals.llm.wordings` keeps them."""
+    from nlue.evals.llm.wordings import Asked
+
+    return Asked(scored.metrics, scored.predictions, scored.extras)
+
+
 def run_nlue_generation(
     model: LanguageModel,
     dataset: str | None,
@@ -93,12 +121,15 @@ def run_nlue_generation(
     seed: int = 42,
     limit: int | None = None,
     overwrite: bool = False,
+    wordings: str = "main",
 ) -> dict[str, Any]:
     """Ask ``model`` for a label of every test item of each task; write the results and raw outputs per task.
 
     A results file this run may not replace is refused before the task's first request (``overwrite``: replace it).
+    ``wordings="all"`` also asks every other wording of the prompt (:mod:`nlue.evals.llm.wordings`).
     """
     from nlue.data.access import dataset_description
+    from nlue.evals.llm import wordings as worded
     from nlue.predictions import attach, prediction_rows
     from nlue.results import RunResult, check_replace, task_result_path, write_result
 
@@ -106,27 +137,17 @@ def run_nlue_generation(
     for task in tasks:
         test, pool, facts = task_data(dataset, task, shots, limit)
         identity = llm_run_identity(model, task, facts, "generate", language, shots, limit, seed, chat=chat,
-                                    max_new_tokens=max_new_tokens, bootstrap_resamples=bootstrap_resamples)  # fmt: skip
+                                    max_new_tokens=max_new_tokens, bootstrap_resamples=bootstrap_resamples,
+                                    **worded.identity_settings(task, language, wordings))  # fmt: skip
         check_replace(task_result_path(results_dir, name, task.name), identity, overwrite=overwrite)
-        _, words = task.kind.llm_template(task, language)
-        prefix = demonstrations(task, pool, language, shots, seed)
         items = list(test)
-        prompts = [
-            gen.with_answer_line(
-                prefix + render_prompt(task, item, language), words, language, task.answer_line(language)
-            )
-            if task.kind.has_classes
-            else num.with_number_line(
-                prefix + render_prompt(task, item, language), task.score_range, language, task.number_line(language)
-            )
-            for item in items
-        ]
-        outputs = model.generate([gen.label_request(p, chat, max_new_tokens) for p in prompts])
-        gen.require_answers(outputs, task.name)
-        if task.kind.has_classes:
-            scored = _label_answers(task, items, prompts, outputs, words, bootstrap_resamples, seed)
-        else:
-            scored = _number_answers(task, items, prompts, outputs, bootstrap_resamples, seed)
+
+        ask = partial(_ask, model, items=items, pool=pool, language=language, shots=shots, chat=chat,
+                      max_new_tokens=max_new_tokens, bootstrap_resamples=bootstrap_resamples, seed=seed)  # fmt: skip
+        scored = ask(task)
+        robust = worded.ask_wordings(
+            task, language, wordings, lambda asked, ask=ask: _asked(ask(asked)), _asked(scored)
+        )
         metrics, rows = scored.metrics, scored.rows
         raw = gen.write_rows(Path(results_dir) / name / task.name / RAW_OUTPUTS, rows)
         result = RunResult(
@@ -150,11 +171,18 @@ def run_nlue_generation(
                 "model": model.describe().to_dict(),
             },
             seed=seed,
-            details={**scored.details, "files": {"raw_outputs": str(raw.relative_to(Path(results_dir)))}},
+            details={
+                **scored.details,
+                "files": {"raw_outputs": str(raw.relative_to(Path(results_dir)))},
+                **({worded.SECTION: robust.section} if robust else {}),
+            },
             notes=scored.notes,
         )
         references = [task.kind.gold(task, item) for item in items]
-        item_rows = prediction_rows(task, items, scored.predictions, references, scored.extras)
+        extras = [dict(e) for e in scored.extras]
+        for extra, record in zip(extras, robust.records if robust else (), strict=False):
+            extra[worded.FIELD] = record
+        item_rows = prediction_rows(task, items, scored.predictions, references, extras)
         attach(result, item_rows, Path(results_dir), name)
         write_result(result, Path(results_dir), name, overwrite=overwrite)
         results[task.name] = result

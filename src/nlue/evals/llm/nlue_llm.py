@@ -26,7 +26,7 @@ import logging
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -114,6 +114,19 @@ def score_labels(
     answers = model.loglikelihood(requests)
     values = np.array([a.logprob for a in answers], dtype=np.float64).reshape(len(items), len(words))
     return LabelScores(tuple(words), values)
+
+
+def _ask_loglik(model: LanguageModel, task: TaskSpec, *, items: list[Any], golds: Sequence[int], language: str,
+                shots: int, pool: Sequence[Any], seed: int, bootstrap_resamples: int | None) -> tuple[LabelScores, Any]:  # fmt: skip
+    """Every item put to ``model`` as ``task``'s prompt words it, scored; and the same as one wording's answers
+    (:class:`nlue.evals.llm.wordings.Asked`, per item the label words' log-likelihoods beside the prediction)."""
+    from nlue.evals.llm.wordings import Asked
+
+    scores = score_labels(model, task, items, language, shots, pool, seed)
+    metrics = task_metrics(task, scores, golds, bootstrap_resamples, seed)
+    extras = [{"loglikelihoods": dict(zip(scores.choices, np.round(row, 5).tolist(), strict=True))}
+              for row in scores.loglikelihoods]  # fmt: skip
+    return scores, Asked(metrics, scores.predictions.tolist(), extras)
 
 
 def task_metrics(
@@ -232,15 +245,18 @@ def run_nlue_llm(
     seed: int = 42,
     limit: int | None = None,
     overwrite: bool = False,
+    wordings: str = "main",
 ) -> dict[str, Any]:
     """Score ``model`` on the NLUE classification ``tasks`` by log-likelihood; one results file per task.
 
     A results file of another identity, or a complete one where this run is partial, is refused before
-    the task's first request unless ``overwrite`` (:func:`nlue.results.check_replace`).
+    the task's first request unless ``overwrite`` (:func:`nlue.results.check_replace`). ``wordings="all"``
+    also asks every other wording of the prompt (:mod:`nlue.evals.llm.wordings`).
     """
     from pathlib import Path
 
     from nlue.data.access import dataset_description
+    from nlue.evals.llm import wordings as worded
     from nlue.predictions import attach, prediction_rows
     from nlue.results import RunResult, check_replace, task_result_path, write_result
 
@@ -248,10 +264,16 @@ def run_nlue_llm(
     for task in tasks:
         test, pool, facts = task_data(dataset, task, shots, limit)
         identity = llm_run_identity(model, task, facts, "loglik", language, shots, limit, seed,
-                                    bootstrap_resamples=bootstrap_resamples)  # fmt: skip
+                                    bootstrap_resamples=bootstrap_resamples,
+                                    **worded.identity_settings(task, language, wordings))  # fmt: skip
         check_replace(task_result_path(results_dir, name, task.name), identity, overwrite=overwrite)
-        scores = score_labels(model, task, list(test), language, shots, pool, seed)
-        metrics = task_metrics(task, scores, test[str(task.label_field)], bootstrap_resamples, seed)
+        golds = test[str(task.label_field)]
+
+        ask = partial(_ask_loglik, model, items=list(test), golds=golds, language=language, shots=shots, pool=pool,
+                      seed=seed, bootstrap_resamples=bootstrap_resamples)  # fmt: skip
+        scores, own = ask(task)
+        metrics = dict(own.metrics)
+        robust = worded.ask_wordings(task, language, wordings, lambda asked, ask=ask: ask(asked)[1], own)
         result = RunResult(
             task=task.name,
             model=model.name,
@@ -272,10 +294,12 @@ def run_nlue_llm(
                 "nlue's own LLM protocol (the NLUE paper prompts no LLM); macro_f1 and accuracy from the raw "
                 "log-likelihood argmax, acc_norm_chars/acc_norm_bytes normalised by the label word's length."
             ),
+            **({"details": {worded.SECTION: robust.section}} if robust else {}),
         )
-        extras = [{"loglikelihoods": dict(zip(scores.choices, np.round(row, 5).tolist(), strict=True))}
-                  for row in scores.loglikelihoods]  # fmt: skip
-        rows = prediction_rows(task, list(test), scores.predictions.tolist(), test[str(task.label_field)], extras)
+        extras = [dict(e) for e in own.extras]
+        for extra, record in zip(extras, robust.records if robust else (), strict=False):
+            extra[worded.FIELD] = record
+        rows = prediction_rows(task, list(test), scores.predictions.tolist(), golds, extras)
         attach(result, rows, Path(results_dir), name)
         write_result(result, Path(results_dir), name, overwrite=overwrite)
         results[task.name] = result

@@ -47,17 +47,19 @@ from pathlib import Path
 from typing import Any
 
 from nlue.errors import NlueError
+from nlue.evals.llm import wordings as worded
 from nlue.evals.llm.label_generation import require_answers
 from nlue.evals.mcq import order_robustness, report
 from nlue.evals.mcq.loglik import CHOICE_MODES, score_options
 from nlue.evals.mcq.parse import INVALID_CATEGORIES, parse_item_output
 from nlue.evals.mcq.permute import GIVEN, run_suffix
 from nlue.evals.mcq.prompts import SEED, Messages, prompt_spec, render
-from nlue.evals.mcq.score import score_answers
+from nlue.evals.mcq.score import exam_answers, score_answers
 from nlue.lm.base import ChatMessage, GenerationRequest, LanguageModel
 from nlue.registry.kinds.mcq_text import LETTERS, exam_of
 from nlue.registry.kinds.multiple_choice import MultipleChoiceKind
 from nlue.registry.tasks import TASKS, TaskSpec, get_task
+from nlue.registry.wordings import MAIN
 
 logger = logging.getLogger(__name__)
 
@@ -90,15 +92,15 @@ def resolve_language(task: TaskSpec, prompt_language: str) -> str:
     return code
 
 
-def run_name(
-    base: str, language: str, shots: int, mode: str = "generate", limit: int | None = None, option_orders: str = GIVEN
-) -> str:
-    """``<base>__<language>-<k>shot[-loglik][-orders-cyclic][-limit<N>]``: a partial run, and a run under other
-    option orders, each have a folder of their own."""
+def run_name(base: str, language: str, shots: int, mode: str = "generate", limit: int | None = None,
+             option_orders: str = GIVEN, wordings: str = MAIN) -> str:  # fmt: skip
+    """``<base>__<language>-<k>shot[-loglik][-orders-cyclic][-wordings-all][-limit<N>]``: a partial run, and a run
+    under other option orders or wordings, each have a folder of their own."""
     from nlue.run_identity import limit_suffix
 
     mode_part = "-loglik" if mode == "loglik" else ""
-    return f"{base}__{language}-{shots}shot{mode_part}{run_suffix(option_orders)}{limit_suffix(limit)}"
+    extra = run_suffix(option_orders) + worded.run_suffix(wordings)
+    return f"{base}__{language}-{shots}shot{mode_part}{extra}{limit_suffix(limit)}"
 
 
 def model_base_name(model: LanguageModel) -> str:
@@ -257,11 +259,11 @@ def _metrics(summary: Mapping[str, Any], extra: Mapping[str, float]) -> dict[str
 
 
 def _gap_with_other_run(
-    results_dir, base, task, language, shots, mode, rows, resamples, seed, limit=None, orders=GIVEN
+    results_dir, base, task, language, shots, mode, rows, resamples, seed, limit=None, orders=GIVEN, wordings=MAIN
 ):
     native = exam_of(task).language
     other = native if language == ENGLISH else ENGLISH
-    other_name = run_name(base, other, shots, mode, limit, orders)
+    other_name = run_name(base, other, shots, mode, limit, orders, wordings)
     other_raw = Path(results_dir) / other_name / task.name / report.RAW_OUTPUTS
     if language not in (ENGLISH, native) or not other_raw.is_file():
         return None, {}
@@ -275,7 +277,7 @@ def _gap_with_other_run(
     if gap is None:
         logger.warning("no item in common with %s: no English vs native gap", other_raw)
         return None, {}
-    this_name = run_name(base, language, shots, mode, limit, orders)
+    this_name = run_name(base, language, shots, mode, limit, orders, wordings)
     names = {ENGLISH: this_name if language == ENGLISH else other_name, native: other_name if language == ENGLISH
              else this_name}  # fmt: skip
     gap["runs"] = names
@@ -302,6 +304,7 @@ def run_mcq(
     chart: bool = True,
     overwrite: bool = False,
     option_orders: str = GIVEN,
+    wordings: str = MAIN,
 ) -> McqRun:
     """Run ``model`` on the exam ``task`` of ``dataset`` and write every file (module docstring).
 
@@ -328,7 +331,7 @@ def run_mcq(
     everything, pool = load_exam(dataset, spec, shots)
     items = everything[:limit] if limit else everything
     base = name or model_base_name(model)
-    this_name = run_name(base, language, shots, mode, limit, option_orders)
+    this_name = run_name(base, language, shots, mode, limit, option_orders, wordings)
     folder = Path(results_dir) / this_name / spec.name
     settings: dict[str, Any] = {"mode": mode, "prompt_language": language,
                                 "prompt_language_role": "english" if language == ENGLISH else "native",
@@ -342,23 +345,30 @@ def run_mcq(
         settings.update(evaluation="log-likelihood of each option as a continuation", choices=choices, chat=False)
     protocol = {k: v for k, v in settings.items() if k in ("chat", "decoding", "max_new_tokens", "stop", "choices")}
     protocol.update({} if option_orders == GIVEN else {"option_orders": option_orders})  # older identities stand
+    protocol.update(worded.identity_settings(spec, language, wordings))
+    worded.require_wordings([spec], language, wordings)
     identity = model_run_identity(model, spec.name, split_facts(everything, len(items), pool), mode=mode, shots=shots,
                                   prompt_language=language, limit=limit, seed=seed,
                                   settings={**protocol, "bootstrap_resamples": bootstrap_resamples})  # fmt: skip
     check_replace(task_result_path(results_dir, this_name, spec.name), identity, overwrite=overwrite)
     started = time.perf_counter()
 
-    def ask(shown: list[dict[str, Any]]) -> tuple[Any, ...]:
+    def ask(shown: list[dict[str, Any]], asked: TaskSpec = spec) -> tuple[Any, ...]:
         if mode == "generate":
-            return _generate(model, spec, shown, language, shots, pool, chat, cap, seed)
-        return _loglik(model, spec, shown, language, shots, pool, choices, seed)
+            return _generate(model, asked, shown, language, shots, pool, chat, cap, seed)
+        return _loglik(model, asked, shown, language, shots, pool, choices, seed)
 
     hashes, answers, strict, second = ask(items)
     lenient, extra = (second, {}) if mode == "generate" else (None, second)
     orders = order_robustness.ask_rotations(lambda shown: ask(shown)[:3], items, (hashes, answers, strict),
                                             option_orders, bootstrap_resamples, seed)  # fmt: skip
+    robust = worded.ask_wordings(spec, language, wordings, lambda asked: exam_answers(
+        items, ask(items, asked)[:3], bootstrap_resamples, seed), exam_answers(items, (hashes, answers, strict),
+        bootstrap_resamples, seed))  # fmt: skip
     if orders is not None:
         answers = [{**a, order_robustness.FIELD: r} for a, r in zip(answers, orders.records, strict=True)]
+    if robust is not None:
+        answers = [{**a, worded.FIELD: r} for a, r in zip(answers, robust.records, strict=True)]
     elapsed = time.perf_counter() - started
     summary = score_answers(items, strict, lenient, bootstrap_resamples=bootstrap_resamples or None, seed=seed)
     rows = report.raw_output_rows(items, hashes, answers, strict, lenient)
@@ -372,7 +382,7 @@ def run_mcq(
         overall = summary["accuracy_all_items"]
         files["chart"] = report.plot_domains(folder / report.CHART, tables["domain"], overall, title)
     gap, names = _gap_with_other_run(results_dir, base, spec, language, shots, mode, rows, bootstrap_resamples, seed,
-                                     limit, option_orders)  # fmt: skip
+                                     limit, option_orders, wordings)  # fmt: skip
     if gap is not None:
         files["prompt_gap"] = report.write_gap(folder, gap, names)
     details = {
@@ -381,6 +391,7 @@ def run_mcq(
         "invalid_categories": dict(INVALID_CATEGORIES), "tables": tables, "lenient": summary.get("lenient"),
         "prompt_language_gap": gap, "files": {k: str(p.relative_to(Path(results_dir))) for k, p in files.items()},
         **({order_robustness.SECTION: orders.section} if orders else {}),
+        **({worded.SECTION: robust.section} if robust else {}),
     }  # fmt: skip
     result = RunResult(
         task=spec.name,

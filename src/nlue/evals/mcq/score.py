@@ -88,3 +88,15 @@ def score_answers(
             **_summary(items, lenient, bootstrap_resamples, confidence_level, seed),
         }
     return out
+
+
+def exam_answers(items: Sequence[Mapping[str, Any]], answers: tuple[Sequence[str], Sequence[Mapping[str, Any]],
+                 Sequence[ParseResult]], resamples: int | None, seed: int | None) -> Any:  # fmt: skip
+    """One prompt wording's answers to ``items`` (prompt hashes, what came back, strict parses), scored as
+    :mod:`nlue.evals.llm.wordings` keeps them: the overall numbers, the letter chosen (None when invalid)."""
+    from nlue.evals.llm.wordings import Asked
+
+    hashes, raw, parses = answers
+    scores = _summary(items, parses, resamples or None, DEFAULT_CONFIDENCE_LEVEL, seed)
+    extras = [{"category": p.category, "prompt_sha256": h, **a} for h, a, p in zip(hashes, raw, parses, strict=True)]
+    return Asked(scores, [p.key if p.valid else None for p in parses], extras)

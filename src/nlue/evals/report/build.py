@@ -65,7 +65,7 @@ def build_report(results: Path | Sequence[Path], options: ReportOptions | None =
     declared, declared_skipped = declared_sections(folders)
     contamination, contamination_skipped = contamination_section(folders)  # None without findings
     sections = [
-        nlue_section(board),
+        nlue_section(board, gathered),
         idioms,
         exams,
         *declared,

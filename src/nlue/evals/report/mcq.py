@@ -10,7 +10,8 @@
   ours from the domain tables of each run;
 * accuracy by level: ours only (the paper's text gives no per-level numbers);
 * option-order robustness, for runs made with ``--option-orders cyclic``: ours only
-  (:mod:`nlue.evals.report.mcq_orders`).
+  (:mod:`nlue.evals.report.mcq_orders`);
+* prompt-wording robustness, for runs made with ``--wordings all``: ours only (:mod:`nlue.evals.report.wordings`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from nlue.evals.report.mcq_figures import MAX_LEVEL_RUNS, gap_figure, level_figu
 from nlue.evals.report.mcq_orders import order_table
 from nlue.evals.report.runs import Gathered, ResultFile
 from nlue.evals.report.types import DERIVED, OURS, PAPER, CellFlag, Chart, Section, Table
+from nlue.evals.report.wordings import wording_table
 from nlue.registry.mcq import FEWSHOT_MEAN_GAINS, FEWSHOT_MODELS, TABLE4_COLUMNS, URDUMMLU_TABLE4, denominator_flags
 from nlue.registry.tasks import TASKS
 from nlue.results_folders import ResultsFolder
@@ -339,4 +341,7 @@ def mcq_section(folders: Sequence[ResultsFolder], gathered: Gathered) -> tuple[S
     orders = order_table(gathered.of("mcq"))
     if orders is not None:
         section.add(orders)
+    worded = wording_table(gathered.of("mcq"), "mcq_prompt_wordings", "Our runs · prompt wordings (--wordings all)")
+    if worded is not None:
+        section.add(worded)
     return section, skipped

@@ -19,6 +19,7 @@ from nlue.boards.sections import nediom_board_of
 from nlue.evals.report.nediom_figures import IdiomCell, idiom_figure, shots_figure, size_figure, sized_families
 from nlue.evals.report.runs import Gathered
 from nlue.evals.report.types import DERIVED, FLOOR, NOTE, OURS, PAPER, CellFlag, Chart, Section, Table
+from nlue.evals.report.wordings import wording_table
 from nlue.idioms.table import floors
 from nlue.registry.kinds.idiomaticity import VARIANTS
 from nlue.registry.nediom import PAPER_IDIOMATIC, PAPER_LITERAL, PAPER_POOL_SIZE, TABLE3_SETTINGS
@@ -197,5 +198,10 @@ def nediom_section(folders: Sequence[ResultsFolder], gathered: Gathered) -> tupl
             "Figure 5 (by model size) needs runs of one model family at two or more sizes, read from the model "
             "names (e.g. bloom-560m and bloom-1b1): our runs have none."
         )
+    worded = wording_table(
+        gathered.of("nediom"), "nediom_prompt_wordings", "Our runs · prompt wordings (--wordings all)"
+    )
+    if worded is not None:
+        section.add(worded)
     logger.debug("neDIOM: %d of our cells in %d settings", len(cells), len(settings))
     return section, skipped

@@ -16,7 +16,9 @@ from nlue.boards.charts import MAX_CHART_MODELS, score_chart
 from nlue.boards.leaderboard import PAPER_KIND, Leaderboard, LeaderboardRow, flags_cell, leaderboard_frame
 from nlue.boards.table import SAMPLE_DATA_LABEL
 from nlue.boards.text import flag_line
+from nlue.evals.report.runs import Gathered
 from nlue.evals.report.types import OURS, PAPER, CellFlag, Chart, Section, Table
+from nlue.evals.report.wordings import wording_table
 from nlue.registry.nlue import CATEGORIES, NLUE_SCORE_NOTE
 from nlue.registry.paper import PAPER_MODELS
 from nlue.registry.tasks import TASK_NAMES, TASKS
@@ -84,8 +86,9 @@ def _charts(ours: Sequence[LeaderboardRow], reference: LeaderboardRow) -> list[C
     return charts
 
 
-def nlue_section(board: Leaderboard) -> Section:
-    """The section from the leaderboard of the results folder (the paper's rows, then ours)."""
+def nlue_section(board: Leaderboard, gathered: Gathered | None = None) -> Section:
+    """The section from the leaderboard of the results folder (the paper's rows, then ours), and from the gathered
+    results files the prompt-wording table of runs made with ``--wordings all`` (ours alone)."""
     rows = board.rows
     ours = [r for r in rows if r.source != PAPER_KIND]
     section = Section(
@@ -111,6 +114,10 @@ def nlue_section(board: Leaderboard) -> Section:
     if charted:
         reference = next(r for r in rows if r.source == PAPER_KIND and r.model == REFERENCE_MODEL)
         section.add(*_charts(charted, reference))
+    title = "Our runs · prompt wordings (--wordings all)"
+    worded = wording_table(gathered.of("nlue"), "nlue_prompt_wordings", title) if gathered is not None else None
+    if worded is not None:
+        section.add(worded)
     left = len(ours) - min(len(charted), (MAX_CHART_MODELS - 1) * MAX_CHARTS)
     if ours and left:
         section.add(

@@ -154,6 +154,10 @@ prompts:                         # how a language model is asked, per prompt lan
     answer_cue: "Answer:"
     label_words: [negative, neutral, positive]   # one word per label, in label order
     # answer_line: {template: "Reply with one of these words only: {words}.", separator: ", "}
+    # wordings:                  # other wordings, each asked by --wordings all beside this one (named main);
+    # - name: plain              # each key given replaces this prompt's; the label words are never reworded
+    #   instruction: Does the writer of this text sound negative, neutral or positive?
+    #   answer_cue: "Reply:"
 """,
     data_columns="text: review",
     data_labels=', labels: {"-1": negative, "0": neutral, "1": positive}',

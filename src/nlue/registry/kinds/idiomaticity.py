@@ -296,6 +296,10 @@ prompts:                         # the idiom's line and the context's line; labe
     answer_cue: "Answer:"
     label_words: [idiomatic, literal]
     # answer_line: {template: "Reply with one of these words only: {words}.", separator: ", "}
+    # wordings:                  # other wordings, each asked by --wordings all beside this one (named main)
+    # - name: plain
+    #   instruction: Is the idiom here meant for its figurative sense (idiomatic) or word for word (literal)?
+    #   instruction_without_idiom: Is the expression here meant figuratively (idiomatic) or word for word (literal)?
 """,
     data_columns="S2: sentence",
     data_labels="",

@@ -196,6 +196,12 @@ prompts:                         # the instruction is the system prompt; it ends
     field_labels: {subject: Subject, level: Level, question: Question}
     answer_cue: "Answer key:"      # fixed, as are the letters: the strict parser reads them
     label_words: [A, B, C, D]      # log-likelihood scores these after the cue
+    # wordings:                    # other wordings, asked by --wordings all; keep the two answer lines in each
+    # - name: plain
+    #   instruction: |-
+    #     Answer the question with its one right option, in these two lines only:
+    #     Answer key: <A, B, C or D>
+    #     Answer text: <the chosen option's text, copied exactly>
 """,
     data_columns="question: q, correct_key: answer",
     data_labels="",

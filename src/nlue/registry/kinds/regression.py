@@ -127,6 +127,10 @@ prompts:                         # generation: the model writes one number in th
     answer_cue: "Answer:"
     label_words: []              # a score has no label words
     # number_line: {template: "Reply with one number from {low} to {high} and nothing else."}
+    # wordings:                  # other wordings, each asked by --wordings all beside this one (named main)
+    # - name: plain
+    #   instruction: Rate how alike the two sentences are in meaning, from 0 (unrelated) to 5 (the same).
+    #   number_line: {template: "Write only the score, a number from {low} to {high}."}
 """,
     data_columns="sentence1: first, sentence2: second",
     data_labels="",

@@ -20,6 +20,7 @@ from nlue.registry.kinds import KINDS, TaskKind
 from nlue.registry.label_prompts import ANSWER_FIELDS, NUMBER_FIELDS, NUMBER_FIELDS_REQUIRED
 from nlue.registry.paper_figures import PAPER_TASKS
 from nlue.registry.task_file.problems import Path_
+from nlue.registry.wordings import MAIN as MAIN_WORDING
 
 Found = Iterator[tuple[Path_, str]]
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".json": "json", ".jsonl": "jsonl", ".parquet": "parquet"}
@@ -186,15 +187,45 @@ def _prompts(doc: dict[str, Any], kind: TaskKind, labels: list[str]) -> Found:
                         (f"not a field this prompt shows; expected {', '.join(wanted)}"),
                     )
         yield from _kind_prompt(prompt, kind, ("prompts", language))
+        yield from _wordings(prompt, kind, wanted, ("prompts", language))
 
 
-def _kind_prompt(prompt: dict[str, Any], kind: TaskKind, where: Path_) -> Found:
-    """The prompt keys the kind reads (and only those), the values it fixes, and the lines' placeholders."""
+def _wordings(prompt: dict[str, Any], kind: TaskKind, wanted: tuple[str, ...], where: Path_) -> Found:
+    """A prompt's other wordings: distinct names, fields the prompt shows, only the keys the kind reads, and
+    each different from the main prompt (a wording that changes nothing would measure nothing)."""
+    seen: list[str] = []
+    for i, wording in enumerate(_list(prompt.get("wordings"))):
+        wording, at = _map(wording), (*where, "wordings", i)
+        name = wording.get("name")
+        if name in seen:
+            yield (*at, "name"), f"{name!r} names an earlier wording too; each wording needs its own name"
+        if name == MAIN_WORDING:
+            yield (*at, "name"), f"{MAIN_WORDING} is the prompt itself (the keys above); give this wording its own name"
+        if "label_words" in wording:
+            yield (*at, "label_words"), "a wording keeps the prompt's label words, so that every wording is scored "
+            "against the same words; remove it"
+        seen.append(name)
+        for field in _map(wording.get("field_labels")):
+            if field not in wanted:
+                yield (*at, "field_labels", field), f"not a field this prompt shows; expected {', '.join(wanted)}"
+        yield from _kind_prompt(wording, kind, at, wording=True)
+        keys = [key for key in wording if key != "name"]
+        if (
+            keys
+            and all(wording[key] == prompt.get(key) for key in keys if key != "field_labels")
+            and all(_map(prompt.get("field_labels")).get(k) == v for k, v in _map(wording.get("field_labels")).items())
+        ):
+            yield at, "words the prompt exactly as the main prompt does; a wording changes at least one text"
+
+
+def _kind_prompt(prompt: dict[str, Any], kind: TaskKind, where: Path_, wording: bool = False) -> Found:
+    """The prompt keys the kind reads (and only those), the values it fixes, and the lines' placeholders
+    (``wording``: one of a prompt's other wordings, which gives only what it changes)."""
     for key in OPTIONAL_PROMPT_KEYS:
         if key in prompt and key not in kind.prompt_keys:
             takers = [k.name for k in KINDS.values() if key in k.prompt_keys]
             yield (*where, key), f"applies to {' and '.join(takers)} tasks, not to a {kind.name} task; remove it"
-    for key in kind.required_prompt_keys:
+    for key in () if wording else kind.required_prompt_keys:
         if key not in prompt:
             yield (*where, key), f"missing; the prompts of {kind.name} tasks give it"
     for key, value in kind.fixed_prompt:

@@ -10,7 +10,8 @@ explicitly, so that no default meant for NLUE's Python declarations (its citatio
 * ``citation`` the benchmark file's; ``benchmark`` the benchmark file's name, else the task's own;
 * sizes 0 (unknown), no class balance, domains, sources or paper figures;
 * a prompt's generation lines: none stored, so that :meth:`TaskSpec.answer_line` and
-  :meth:`TaskSpec.number_line` give the defaults of :mod:`nlue.registry.label_prompts`.
+  :meth:`TaskSpec.number_line` give the defaults of :mod:`nlue.registry.label_prompts`;
+* a prompt's other wordings: none (the main prompt is the only wording).
 * for a user's file (not one shipped with the package), a primary-metric note that says the task file chose
   the primary (or left the kind's), never the shipped kinds' notes about a paper the user's task does not have.
 """
@@ -25,7 +26,7 @@ from nlue.registry.kinds import TaskKind, get_kind
 from nlue.registry.label_prompts import DEFAULT_SEPARATOR, AnswerLine
 from nlue.registry.paper_figures import nlue_paper_figures
 from nlue.registry.profiles import default_profile
-from nlue.registry.spec import ExamSpec, IdiomPrompt, InputSpec, PromptSpec, SplitSource, TaskSpec
+from nlue.registry.spec import ExamSpec, IdiomPrompt, InputSpec, PromptSpec, PromptWording, SplitSource, TaskSpec
 from nlue.registry.task_file.checks import FORMATS, effective_fields, effective_labels
 
 # The Hub's task_ids value a card gets when the task file names none, by the kind's Hub category.
@@ -62,8 +63,10 @@ def _input_spec(inputs: dict[str, Any]) -> InputSpec | None:
 def _prompts(doc: dict[str, Any], kind: TaskKind) -> dict[str, MappingProxyType]:
     """The TaskSpec fields a task's prompts fill, by prompt language: ``prompts`` (or, for a kind whose
     evaluators read idiom prompts, ``idiom_prompts``), and the generation lines it writes out."""
-    prompts, idioms, lines, numbers = {}, {}, {}, {}
+    prompts, idioms, lines, numbers, wordings = {}, {}, {}, {}, {}
     for language, prompt in (doc.get("prompts") or {}).items():
+        if prompt.get("wordings"):
+            wordings[language] = tuple(_wording(w) for w in prompt["wordings"])
         words, labels = _strings(prompt["label_words"]), prompt["field_labels"]
         if "instruction_without_idiom" in kind.prompt_keys:
             idioms[language] = IdiomPrompt(prompt["instruction"], prompt["instruction_without_idiom"],
@@ -76,7 +79,21 @@ def _prompts(doc: dict[str, Any], kind: TaskKind) -> dict[str, MappingProxyType]
         if "number_line" in prompt:
             numbers[language] = prompt["number_line"]["template"]
     return {"prompts": _mp(prompts), "idiom_prompts": _mp(idioms), "answer_lines": _mp(lines),
-            "number_lines": _mp(numbers)}  # fmt: skip
+            "number_lines": _mp(numbers), "prompt_wordings": _mp(wordings)}  # fmt: skip
+
+
+def _wording(wording: dict[str, Any]) -> PromptWording:
+    """One of a prompt's other wordings (checked content): the keys it gives, the main prompt's for the rest."""
+    line = wording.get("answer_line")
+    return PromptWording(
+        name=wording["name"],
+        instruction=wording.get("instruction"),
+        instruction_without_idiom=wording.get("instruction_without_idiom"),
+        field_labels=_mp(wording.get("field_labels")),
+        answer_cue=wording.get("answer_cue"),
+        answer_line=AnswerLine(line["template"], line.get("separator", DEFAULT_SEPARATOR)) if line else None,
+        number_line=(wording.get("number_line") or {}).get("template"),
+    )
 
 
 def _data(doc: dict[str, Any], folder: Path) -> MappingProxyType:

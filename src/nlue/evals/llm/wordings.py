@@ -1,0 +1,212 @@
+"""Prompt-wording robustness of an LLM run (``--wordings all``): our protocol and its numbers.
+
+No anchor paper measures it: each asks its models with one prompt. What follows is ours. A task's
+prompt in one language has a main wording and the others its task file lists
+(:mod:`nlue.registry.wordings`; every shipped task has at least two per prompt language). With
+``--wordings all`` every test item is asked in every wording, in the run's mode, with the same
+demonstration items drawn with the same seed (each rendered in the wording asked) and the same label
+words, so that only the wording changes. The main wording's answers are the run's own, so the run's
+score is the main wording's and its requests are the ones a run without wordings sends (the answer
+cache answers them again for free). The results file gets a section
+``details.prompt_wording_robustness`` holding:
+
+* ``wordings``: per wording, its name, the task's primary metric (``primary``) with its
+  percentile-bootstrap interval (the run's resamples and seed), and, by generation, its invalid rate;
+* ``spread``: the highest primary minus the lowest; ``std``: their sample standard deviation
+  (n - 1 in the denominator); ``mean``: their mean. With two or three wordings these describe the
+  wordings asked, not every wording a user might write: a small spread says these wordings agree,
+  not that no wording would move the score.
+
+Per item, the predictions file holds ``wordings``: per wording, the prediction (label id, number, or
+None for an invalid answer) and what the mode keeps beside it (the answer written, or the label
+words' log-likelihoods). :func:`disagreements` rescores every wording from those rows with the code
+that verifies the run's own score and refuses a stored number they do not give (intervals come from
+resampling and are range-checked only).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nlue.errors import NlueError
+from nlue.registry.spec import TaskSpec
+from nlue.registry.wordings import ALL, MAIN, WORDING_CHOICES, worded_task, wording_names, wordings_fingerprint
+from nlue.text_table import text_table
+
+SECTION = "prompt_wording_robustness"
+FIELD = "wordings"  # per item, in the predictions file
+TOLERANCE = 1e-6  # as nlue.evals.verify
+PROTOCOL = (
+    "ours: every test item asked in each wording of the prompt language (the main one and those the task file "
+    "lists), the same demonstration items and label words; the papers ask with one prompt"
+)
+NOTE = (
+    "spread = highest minus lowest primary over the wordings, std = their sample standard deviation; over two or "
+    "three wordings of ours these describe those wordings, not every possible wording"
+)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One wording's answers, scored: the run's metrics, and per item its prediction and what goes beside it."""
+
+    metrics: Mapping[str, Any]
+    predictions: Sequence[Any]
+    extras: Sequence[Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class WordingRobustness:
+    """What a ``--wordings all`` run adds: the results file's section and, per item, its per-wording records."""
+
+    section: dict[str, Any]
+    records: list[dict[str, dict[str, Any]]]
+
+
+def run_suffix(wordings: str) -> str:
+    """What a run folder's name carries: nothing for the main wording alone, ``-wordings-all`` otherwise."""
+    if wordings not in WORDING_CHOICES:
+        raise NlueError(f"wordings must be one of {', '.join(WORDING_CHOICES)}, got {wordings!r}")
+    return "" if wordings == MAIN else f"-wordings-{wordings}"
+
+
+def identity_settings(task: TaskSpec, language: str, wordings: str) -> dict[str, Any]:
+    """What a run's identity settings gain (nothing for the main wording alone, so older identities stand)."""
+    if wordings == MAIN:
+        return {}
+    return {"prompt_wordings": {"names": list(wording_names(task, language)),
+                                "fingerprint": wordings_fingerprint(task, language)}}  # fmt: skip
+
+
+def require_wordings(tasks: Sequence[TaskSpec], language: str, wordings: str) -> None:
+    """Refuse, before any model loads, a ``--wordings all`` run of a task with no other wording in ``language``."""
+    if wordings == MAIN:
+        return
+    alone = [task.name for task in tasks if len(wording_names(task, language)) < 2]
+    if alone:
+        raise NlueError(f"--wordings {ALL}: {', '.join(alone)} has no {language!r} wording besides the main prompt; "
+                        f"a task file lists more as prompts.{language}.wordings")  # fmt: skip
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def summary(values: Sequence[float | None]) -> dict[str, float | None]:
+    """Mean, spread (highest - lowest) and sample standard deviation of the wordings' primaries (None when
+    any wording's primary could not be computed)."""
+    if not values or any(v is None for v in values):
+        return {"mean": None, "spread": None, "std": None}
+    numbers = [float(v) for v in values if v is not None]
+    std = statistics.stdev(numbers) if len(numbers) > 1 else 0.0
+    return {"mean": sum(numbers) / len(numbers), "spread": max(numbers) - min(numbers), "std": std}
+
+
+def ask_wordings(
+    task: TaskSpec, language: str, wordings: str, ask: Callable[[TaskSpec], Asked], main: Asked
+) -> WordingRobustness | None:
+    """Ask ``task`` in each of its ``language`` wordings but the main one (``ask`` runs the mode on the task as
+    a wording words it; ``main``: the run's own answers) and gather the section; None for the main alone."""
+    if wordings == MAIN:
+        return None
+    require_wordings([task], language, wordings)
+    names = wording_names(task, language)
+    asked = {MAIN: main, **{name: ask(worded_task(task, language, name)) for name in names[1:]}}
+    primary = task.primary_metric
+    rows = []
+    for name, answers in asked.items():
+        metrics = answers.metrics
+        row = {"name": name, "primary": _number(metrics.get(primary)),
+               "primary_ci_low": _number(metrics.get(f"{primary}_ci_low")),
+               "primary_ci_high": _number(metrics.get(f"{primary}_ci_high"))}  # fmt: skip
+        if "invalid_rate" in metrics:
+            row["invalid_rate"] = _number(metrics["invalid_rate"])
+        rows.append(row)
+    section = {"protocol": PROTOCOL, "prompt_language": language, "primary_metric": primary, "main": MAIN,
+               "n_items": len(main.predictions), "wordings": rows, **summary([r["primary"] for r in rows]),
+               "note": NOTE}  # fmt: skip
+    records = [{name: {"prediction": a.predictions[i], **a.extras[i]} for name, a in asked.items()}
+               for i in range(len(main.predictions))]  # fmt: skip
+    return WordingRobustness(section, records)
+
+
+def disagreements(
+    section: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], primary_of: Callable[[list[dict[str, Any]]], float]
+) -> list[str]:
+    """Each number of a stored section that its predictions rows do not give (empty: they agree).
+
+    ``primary_of`` rescores rows (each with the wording's answer as its ``prediction``) as the run's own
+    score is rescored (:func:`nlue.evals.verify.recompute_metrics`).
+    """
+    stored = section.get("wordings")
+    if not isinstance(stored, list) or not stored or not all(isinstance(w, Mapping) for w in stored):
+        return [f"{SECTION}: no list of wordings"]
+    names = [w.get("name") for w in stored]
+    try:
+        if names[0] != MAIN or len(set(names)) != len(names):
+            raise NlueError(f"the wordings {names} are not the main one first, each once")
+        if any(set(row[FIELD]) != set(names) for row in rows):
+            raise NlueError(f"a row's wordings are not {', '.join(map(str, names))}")
+        if any(row[FIELD][MAIN]["prediction"] != row["prediction"] for row in rows):
+            raise NlueError("the main wording's answers are not the run's own")
+        values = [primary_of([{**row, "prediction": row[FIELD][name]["prediction"]} for row in rows])
+                  for name in names]  # fmt: skip
+    except (KeyError, TypeError, ValueError, NlueError) as exc:
+        return [f"{SECTION}: its predictions cannot be scored ({exc})"]
+    given = [_number(v) for v in values]
+    pairs = [(f"wording {name} primary", w.get("primary"), v) for name, w, v in zip(names, stored, given, strict=True)]
+    pairs += [(name, section.get(name), value) for name, value in summary(given).items()]
+    found = []
+    for name, value, expected in pairs:
+        if expected is None:
+            if value is not None:
+                found.append(f"{SECTION} {name}: stored {value!r}, its predictions give none")
+        elif _number(value) is None or abs(float(value) - expected) > TOLERANCE:
+            found.append(f"{SECTION} {name}: stored {value!r}, its predictions give {expected:.6g}")
+    return found
+
+
+def _percent(value: Any) -> str:
+    return f"{100 * value:.1f}" if _number(value) is not None else "n/a"
+
+
+def wording_rows(section: Mapping[str, Any]) -> list[list[str]]:
+    """The section as table rows (header first): wording, primary [95% CI], invalid % (by generation)."""
+    from nlue.text.safe import terminal_safe
+
+    entries = [w for w in section.get("wordings") or [] if isinstance(w, Mapping)]
+    invalid = any("invalid_rate" in w for w in entries)
+    metric = terminal_safe(section.get("primary_metric"))
+    rows = [["wording", f"{metric} % [95% CI]", *(["invalid %"] if invalid else [])]]
+    for w in entries:
+        low, high = w.get("primary_ci_low"), w.get("primary_ci_high")
+        interval = (
+            f" [{_percent(low)}, {_percent(high)}]" if _number(low) is not None and _number(high) is not None else ""
+        )
+        name = terminal_safe(w.get("name")) + (" (the run's score)" if w.get("name") == MAIN else "")
+        rows.append(
+            [name, _percent(w.get("primary")) + interval, *([_percent(w.get("invalid_rate"))] if invalid else [])]
+        )
+    return rows
+
+
+def spread_line(section: Mapping[str, Any]) -> str:
+    """The spread beside the score, in one line (every value a number or n/a)."""
+    count = len([w for w in section.get("wordings") or [] if isinstance(w, Mapping)])
+    return (f"spread over {count} wordings (highest - lowest) {_percent(section.get('spread'))} points, "
+            f"std {_percent(section.get('std'))}, mean {_percent(section.get('mean'))}")  # fmt: skip
+
+
+def wording_text(task: str, section: Mapping[str, Any]) -> str:
+    """The section for a terminal."""
+    from nlue.text.safe import terminal_safe
+
+    return "\n".join([f"{terminal_safe(task)}: prompt wordings (ours; the same items, demonstrations and label "
+                      f"words in each wording, {terminal_safe(section.get('prompt_language'))} prompt):",
+                      text_table(wording_rows(section)), spread_line(section)])  # fmt: skip

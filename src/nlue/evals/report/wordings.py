@@ -1,0 +1,55 @@
+"""The report's prompt-wording tables: runs made with ``nlue llm nlue|mcq --wordings all`` (ours alone).
+
+One row per run and task: the primary metric under the main wording (the run's score), the spread over
+the wordings (highest minus lowest) and their standard deviation beside it, their mean, and every
+wording's score by name (:mod:`nlue.evals.llm.wordings` says what each means). A results file is outside
+input: every number is read as one only when it is one, and the wording names are shown as text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from nlue.boards.exams import percent
+from nlue.evals.llm.wordings import MAIN, SECTION
+from nlue.evals.report.runs import ResultFile
+from nlue.evals.report.types import OURS, Table
+
+NOTE = (
+    "Ours: each test item asked in every wording of its prompt language (the task file's main prompt and the "
+    "wordings it lists, ours for the shipped tasks), with the same demonstration items and the same label words, "
+    "so only the wording changes; the papers ask with one prompt. The score is the main wording's; spread: the "
+    "highest minus the lowest wording's score, std: their sample standard deviation, in points. Two or three "
+    "wordings are a small sample: a small spread says these wordings agree, not that no wording would move the score."
+)
+
+
+def _record(file: ResultFile, section: Mapping[str, Any]) -> dict[str, Any]:
+    listed = section.get("wordings") if isinstance(section.get("wordings"), list) else []
+    wordings = [w for w in listed if isinstance(w, Mapping)]
+    main = next((w for w in wordings if w.get("name") == MAIN), {})
+    shown = [(w.get("name"), percent(w.get("primary"))) for w in wordings]
+    scores = [f"{name} {'n/a' if value is None else value}" for name, value in shown]
+    return {
+        "run": file.run,
+        "task": file.task,
+        "mode": str(file.hyperparameters.get("mode", "?")),
+        "prompt language": str(section.get("prompt_language", "?")),
+        "metric": str(section.get("primary_metric", "?")),
+        "score, main wording (%)": percent(main.get("primary")),
+        "spread (points)": percent(section.get("spread")),
+        "std (points)": percent(section.get("std")),
+        "mean (%)": percent(section.get("mean")),
+        "wordings (%)": " · ".join(scores),
+    }
+
+
+def wording_table(files: Sequence[ResultFile], key: str, title: str) -> Table | None:
+    """The table of ``files`` that hold a prompt-wording section; None when none does."""
+    records = [_record(f, f.details[SECTION]) for f in files if isinstance(f.details.get(SECTION), Mapping)]
+    if not records:
+        return None
+    return Table(key, title, pd.DataFrame(records), [OURS] * len(records), notes=[NOTE])
