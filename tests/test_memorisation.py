@@ -205,13 +205,15 @@ def test_the_file_is_checked_when_read(planted, tmp_path) -> None:
         (["--tasks", "nosuch"], "'nosuch'"),
         (["--tasks", "sa"], "has no config sa"),
         (["--backend", "masked-lm"], "--backend masked-lm"),
+        (["--tasks", "mcq_ne"], "cannot load a causal LM from"),  # no model in that folder
     ],
 )
 def test_bad_input_exits_2_with_the_reason(exam_build, tmp_path, capsys, extra, expected) -> None:
     """issue 32, item 2: what cannot be probed is refused before a model loads, with what was wrong."""
     argv = ["--model", str(tmp_path / "nothing-here"), "--dataset", str(exam_build.repo_dir), *extra]
     assert _run(*argv) == 2
-    assert expected in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert expected in err and "\nnlue memorisation: error: " in f"\n{err}" and "Traceback" not in err
 
 
 def test_a_model_that_is_no_causal_lm_exits_2(exam_build, tmp_path, capsys) -> None:

@@ -61,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--split", default="test", help="the split probed (%(default)s)")
     parser.add_argument("--limit", type=int, help="only the first N items of each task (the file's name ends -limitN)")
     for f in dataclasses.fields(ProbeSettings):
-        parser.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=f.default,
+        flags = [f"--{f.name.replace('_', '-')}", *(["--bootstrap"] if f.name == "bootstrap_resamples" else [])]
+        parser.add_argument(*flags, type=type(f.default), default=f.default,
                             help=f"{f.metadata['help']} (%(default)s)")  # fmt: skip
     parser.add_argument("--no-completion", action="store_true", help="skip the exam completion probe")
     parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP)
