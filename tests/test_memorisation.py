@@ -1,8 +1,9 @@
 """`nlue memorisation` (issue 32, item 2): Min-K%++ of test items against shuffled controls, exam completion.
 
 * a tiny Llama-style LM is trained here until it has memorised every other one of 16 sample exam items; the
-  command then puts exactly those above their controls (and above the controls' 95th percentile), leaves
-  the others among the controls, and completes exactly their questions from the first half;
+  command then puts exactly those above their controls (the other sample exam texts, never a probed item) and
+  above the controls' 95th percentile, leaves the others among the controls, and completes exactly their
+  questions from the first half; controls from a file, or shuffled, name where they came from;
 * Min-K%++, Min-K% and mean log p are recomputed with numpy from the model's logits, one text at a time;
 * the AUC is sklearn's, the edit distance a plain dynamic programme's, the controls the item's own words;
 * the file is checked when read (a changed number is refused) and results readers pass its folder by;
@@ -88,6 +89,10 @@ def test_planted_items_stand_above_their_controls_and_the_others_do_not(planted,
     records = {r["id"]: r for r in entry["items"]}
     assert list(records) == [item.id for item in items] and data["settings"]["k"] == 20.0
 
+    probed = {f"sample:mcq_ne/test/{item.id}" for item in items}
+    used = {source for r in entry["items"] for source in r["control_from"]}
+    assert used and all(source.startswith("sample:mcq_ne/") for source in used) and not used & probed
+
     in_item = np.array([records[i]["minkpp"] for i in records if i in seen])
     out_item = np.array([records[i]["minkpp"] for i in records if i not in seen])
     controls = np.array([r["minkpp_control"] for r in entry["items"]])
@@ -95,12 +100,13 @@ def test_planted_items_stand_above_their_controls_and_the_others_do_not(planted,
     assert roc_auc_score(labels, [*in_item, *out_item]) == 1.0  # planted above unplanted: perfectly apart
     assert all(records[i]["minkpp"] > records[i]["minkpp_control"] for i in seen)
     threshold = np.quantile(controls, 0.95)
-    assert (in_item > threshold).all() and not (out_item > threshold).any()
+    assert (in_item > threshold).all()
+    assert (out_item > threshold).sum() <= 2  # unseen items are among the controls (5% each above by chance)
 
     summary = entry["summary"]["minkpp"]
     scores = np.array([r["minkpp"] for r in entry["items"]])
     assert summary["auc"] == pytest.approx(roc_auc_score([1] * LIMIT + [0] * LIMIT, [*scores, *controls]))
-    assert summary["above_p95"] == pytest.approx(0.5)  # the 8 planted of 16
+    assert summary["above_p95"] == pytest.approx(np.mean(scores > threshold)) and summary["above_p95"] >= 0.5
     assert summary["auc_ci_low"] <= summary["auc"] <= summary["auc_ci_high"]
     assert entry["summary"]["compared"] == LIMIT and entry["summary"]["no_control"] == 0
 
@@ -196,6 +202,27 @@ def test_the_file_is_checked_when_read(planted, tmp_path) -> None:
         read_probes(out)
 
 
+def test_controls_from_a_file_or_shuffled_say_where_they_came_from(planted, tmp_path, capsys) -> None:
+    """issue 32, item 2: --controls FILE draws each control from the file's texts, --controls shuffled from the
+    item's own words (and says that any fluent model prefers real order); the file records which."""
+    repo, model, _, _ = planted
+    texts = tmp_path / "unseen.txt"
+    texts.write_text("हाम्रो गाउँको पोखरीमा हिजो बेलुका दुईवटा सेता हाँस आए।\nयो वाक्य कुनै परीक्षामा छैन।\n", encoding="utf-8")
+    argv = ["--model", str(model), "--dataset", repo, "--tasks", "mcq_ne", "--limit", "3", "--no-completion",
+            "--bootstrap", "0", "--no-cache"]  # fmt: skip
+    assert _run(*argv, "--controls", str(texts), "--out", str(tmp_path / "file.json")) == 0
+    data = read_probes(tmp_path / "file.json")
+    assert data["settings"]["controls"] == "file:unseen.txt"
+    for record in data["tasks"]["mcq_ne"]["items"]:
+        assert record["control_from"] and set(record["control_from"]) <= {"unseen.txt:1", "unseen.txt:2"}
+        assert record["control_tokens"] == record["tokens"]
+    assert "floor" not in capsys.readouterr().out
+    assert _run(*argv, "--controls", "shuffled", "--out", str(tmp_path / "shuffled.json")) == 0
+    data = read_probes(tmp_path / "shuffled.json")
+    assert all(r["control_from"] == ["shuffled"] for r in data["tasks"]["mcq_ne"]["items"])
+    assert "a floor, not a test" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [
@@ -206,6 +233,7 @@ def test_the_file_is_checked_when_read(planted, tmp_path) -> None:
         (["--tasks", "sa"], "has no config sa"),
         (["--backend", "masked-lm"], "--backend masked-lm"),
         (["--tasks", "mcq_ne"], "cannot load a causal LM from"),  # no model in that folder
+        (["--controls", "no-such-file.txt"], "--controls no-such-file.txt: no such file"),
     ],
 )
 def test_bad_input_exits_2_with_the_reason(exam_build, tmp_path, capsys, extra, expected) -> None:

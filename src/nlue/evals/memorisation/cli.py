@@ -26,6 +26,7 @@ from typing import Any
 from nlue.cli_lists import add_name_list, task_names
 from nlue.cli_support import add_logging_options, add_task_file_option, command_parser, run_with_parser
 from nlue.errors import NlueError
+from nlue.evals.memorisation.control_pools import SAMPLE, SHUFFLED, Pool, file_pool, sample_pool
 from nlue.evals.memorisation.probes_file import default_path, probes_document, write_probes
 from nlue.evals.memorisation.run import ProbeSettings, probe_task
 from nlue.results import RESULTS_DIR_HELP, default_results_dir
@@ -42,11 +43,13 @@ ENDPOINT_REFUSAL = (
 )
 READING = """\
 reading: an AUC well above 0.5 (its interval clear of 0.5) and far more than 5% of items above the controls' 95th
-  percentile say the model knows these items' word order better than the same words shuffled: it has likely
-  read them (or text very like them). An exam question completed word for word far more often than chance says
-  the same. A low score does NOT show the items are unseen: a model may have read them and not kept them, read
-  them translated (the English original leaves no trace in Nepali or Urdu text), or be too small to keep
-  anything. The thresholds were never calibrated on Nepali or Urdu models; compare models on the same items."""
+  percentile say the model finds these items more familiar than text of their kind it cannot have read: it has
+  likely read them (or text very like them). An exam question completed word for word far more often than
+  chance says the same. A low score does NOT show the items are unseen: a model may have read them and not kept
+  them, read them translated (the English original leaves no trace in Nepali or Urdu text), or be too small to
+  keep anything. Nothing here is calibrated on Nepali or Urdu models; compare models on the same items."""
+SHUFFLED_NOTE = ("controls: the items' own words shuffled; any fluent model prefers real word order, so items "
+                 "score above these controls whether seen or not: a floor, not a test")  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,6 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
         flags = [f"--{f.name.replace('_', '-')}", *(["--bootstrap"] if f.name == "bootstrap_resamples" else [])]
         parser.add_argument(*flags, type=type(f.default), default=f.default,
                             help=f"{f.metadata['help']} (%(default)s)")  # fmt: skip
+    parser.add_argument("--controls", default=SAMPLE, metavar="sample|shuffled|FILE",
+                        help="what items are held against: nlue's own sample texts of the task (default), the "
+                        "item's words shuffled (a floor: any fluent model prefers real order), or a text/JSONL file "
+                        "of texts the model cannot have read")  # fmt: skip
     parser.add_argument("--no-completion", action="store_true", help="skip the exam completion probe")
     parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP)
     parser.add_argument("--out", type=Path, help="write the file here instead")
@@ -104,6 +111,17 @@ def require_causal(model: str) -> None:
                         "need one that predicts each next token (a *ForCausalLM checkpoint)")  # fmt: skip
 
 
+def _pool(controls: str, task: Any, items: Sequence[Any], shared: Pool | None) -> Pool | None:
+    """The task's control pool: its sample texts less the probed items, the control file's, or None (shuffled)."""
+    if controls == SHUFFLED:
+        return None
+    return sample_pool(task, items) if controls == SAMPLE else shared
+
+
+def _controls_name(controls: str) -> str:
+    return controls if controls in (SAMPLE, SHUFFLED) else f"file:{Path(controls).name}"
+
+
 def _cell(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -134,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
     dataset = args.dataset
     tasks = dataset_tasks(None if dataset == "sample" else dataset, args.tasks, args.split)
     require_causal(args.model)
+    shared = None if args.controls in (SAMPLE, SHUFFLED) else file_pool(Path(args.controls))
     exams = set(exam_names())
     entries: dict[str, Any] = {}
     with open_answer_store(args) as journal:
@@ -141,16 +160,20 @@ def run(args: argparse.Namespace) -> int:
         for task in tasks:
             items = task_items(dataset, task, args.split)[: args.limit]
             logger.info("%s: %d items", task.name, len(items))
-            entries[task.name] = probe_task(model, task, items, settings, batch_size=model.batch_size,
+            pool = _pool(args.controls, task, items, shared)
+            entries[task.name] = probe_task(model, task, items, pool, settings, batch_size=model.batch_size,
                                             exam=task.name in exams and not args.no_completion,
                                             show_progress=not getattr(args, "quiet", False))  # fmt: skip
     described = {"id": dataset, "split": args.split, "is_sample": is_sample(None if dataset == "sample" else dataset)}
     document = probes_document(model.describe().to_dict(), described,
-                               {**dataclasses.asdict(settings), "limit": args.limit}, entries)  # fmt: skip
+                               {**dataclasses.asdict(settings), "limit": args.limit,
+                                "controls": _controls_name(args.controls)}, entries)  # fmt: skip
     out = args.out or default_path(args.results_dir or default_results_dir(), args.model, dataset, args.limit)
     write_probes(out, document)
     print(terminal_safe(table(entries), limit=None))
     print(READING)
+    if args.controls == SHUFFLED:
+        print(SHUFFLED_NOTE)
     print(answers_line(journal))
     print(terminal_safe(f"written: {out}"))
     return 0

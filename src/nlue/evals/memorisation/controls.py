@@ -1,11 +1,12 @@
-"""Control texts: what a test item would look like if no one had ever written it in that order.
+"""Shuffled controls (``--controls shuffled``), and how an item is laid out as one text.
 
-An item's control holds exactly the item's words (so the same script, the same rare names and numbers, the
+A shuffled control holds exactly the item's words (so the same script, the same rare names and numbers, the
 same length in words), shuffled across its fields and laid out again in fields of the same word counts; its
 tokens are then cut to the item's token count where the shuffle made more. A model cannot have read the
-shuffled text as such, so the gap between an item's score and its control's is what the order of the words
-adds: memorised sequences score high, text merely in the model's language and vocabulary scores alike in
-both. The shuffle is drawn from a generator seeded by the run's seed, the task and the item's id, so a rerun
+shuffled text as such; but it is no longer fluent, and any trained model prefers words in a real order, so
+items score above their shuffled controls whether they were seen or not. It is a floor (what a model that
+knows the words and nothing of their order gives), not a stand-in for unseen text: the default controls are
+natural texts (:mod:`.control_pools`). The shuffle is drawn from a generator seeded by the run's seed, the task and the item's id, so a rerun
 (or another model) sees the same controls, and one item's control does not depend on which others are run.
 An item of fewer than ``min_words`` words has too few orders to tell apart and gets no control.
 """

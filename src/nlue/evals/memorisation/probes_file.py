@@ -5,17 +5,18 @@ results folder's ``memorisation/`` is passed by the readers of runs)::
 
     {"format": "nlue-memorisation", "schema_version": 1, "nlue_version": "...",
      "model": {...the model's description...}, "dataset": {"id", "split", "is_sample"},
-     "settings": {"k", "seed", "min_words", "bootstrap_resamples", "limit"},
+     "settings": {"k", "seed", "min_words", "bootstrap_resamples", "limit", "controls"},
      "tasks": {"<task>": {
         "summary": {"items", "compared", "no_control", "minkpp": {auc, auc_ci_low, auc_ci_high, above_p95,
                     item_mean, control_mean}, "mink": {...}, "loglik": {...}},
-        "items": [{"id", "input_sha256", "tokens", "control_tokens", "minkpp", "minkpp_control", "mink",
-                   "mink_control", "loglik", "loglik_control"}, ...],
+        "items": [{"id", "input_sha256", "tokens", "control_tokens", "control_from": [...], "minkpp",
+                   "minkpp_control", "mink", "mink_control", "loglik", "loglik_control"}, ...],
         "completion": null | {"summary": {"questions", "split", "exact", "overlap", "control_exact",
                     "control_overlap"}, "items": [{"id", "prompt", "reference", "generated", "exact", "overlap",
                     "control_id", "control_exact", "control_overlap"}, ...]}}}}
 
-A control score is ``null`` for an item that got no control (too few words); :mod:`nlue.evals.memorisation.summary`
+``control_from`` names the texts an item's control was made of (``sample:<task>/<split>/<id>``, a control
+file's ``<file>:<line>``, or ``shuffled``). A control score is ``null`` for an item that got no control; :mod:`nlue.evals.memorisation.summary`
 says what each summary number is. :func:`read_probes` bounds the file's size and depth, checks every field
 and recomputes each summary's point numbers from the items, refusing a file whose numbers disagree.
 """
@@ -113,6 +114,9 @@ def _check_task(path: Path, task: str, entry: Any) -> None:
     numbers = ("tokens", "control_tokens", *MEASURES, *(f"{m}_control" for m in MEASURES))
     for n, record in enumerate(entry["items"]):
         _check_fields(path, f"{where}.items[{n}]", record, numbers)
+        sources = record.get("control_from")
+        if not isinstance(sources, list) or not all(isinstance(s, str) and len(s) <= MAX_TEXT for s in sources):
+            raise _fail(path, f"{where}.items[{n}].control_from", "a list of texts")
         if not isinstance(record.get("input_sha256"), str) or not _SHA256.fullmatch(record["input_sha256"]):
             raise _fail(path, f"{where}.items[{n}].input_sha256", "64 lowercase hex digits")
     recomputed = task_summary(entry["items"], resamples=0)
