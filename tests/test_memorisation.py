@@ -5,7 +5,7 @@
   above the controls' 95th percentile, leaves the others among the controls, and completes exactly their
   questions from the first half; controls from a file, or shuffled, name where they came from;
 * Min-K%++, Min-K% and mean log p are recomputed with numpy from the model's logits, one text at a time;
-* the AUC is sklearn's, the edit distance a plain dynamic programme's, the controls the item's own words;
+* the AUC is sklearn's, its interval widens when the controls come from few texts, the edit distance a plain dynamic programme's, the controls the item's own words;
 * the file is checked when read (a changed number is refused) and results readers pass its folder by;
 * bad input (an endpoint, a masked LM, an unknown task, a bad --k) exits 2 with a message saying why.
 """
@@ -109,6 +109,7 @@ def test_planted_items_stand_above_their_controls_and_the_others_do_not(planted,
     assert summary["above_p95"] == pytest.approx(np.mean(scores > threshold)) and summary["above_p95"] >= 0.5
     assert summary["auc_ci_low"] <= summary["auc"] <= summary["auc_ci_high"]
     assert entry["summary"]["compared"] == LIMIT and entry["summary"]["no_control"] == 0
+    assert entry["summary"]["control_texts"] == len(used)
 
     completions = {r["id"]: r for r in entry["completion"]["items"]}
     assert all(completions[i]["exact"] and completions[i]["overlap"] == 1.0 for i in seen)
@@ -157,6 +158,11 @@ def test_auc_edit_distance_controls_and_partners() -> None:
     paired = rng.normal(size=30), rng.normal(size=30)
     low, high = bootstrap_auc(*paired, resamples=200)
     assert low is not None and high is not None and low <= auc(*paired) <= high
+    # controls made of two texts (one group high, one low) are two draws, not thirty: the interval widens
+    items, controls = rng.normal(size=30), np.concatenate([rng.normal(1, 0.1, 15), rng.normal(-1, 0.1, 15)])
+    one_by_one = bootstrap_auc(items, controls, resamples=300)
+    by_text = bootstrap_auc(items, controls, np.array(["a"] * 15 + ["b"] * 15, dtype=object), resamples=300)
+    assert by_text[1] - by_text[0] > 2 * (one_by_one[1] - one_by_one[0])
 
     def plain(a: str, b: str) -> int:
         row = list(range(len(b) + 1))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ reading: an AUC well above 0.5 (its interval clear of 0.5) and far more than 5% 
   chance says the same. A low score does NOT show the items are unseen: a model may have read them and not kept
   them, read them translated (the English original leaves no trace in Nepali or Urdu text), or be too small to
   keep anything. Nothing here is calibrated on Nepali or Urdu models; compare models on the same items."""
+FEW_CONTROL_TEXTS = 100
 SHUFFLED_NOTE = ("controls: the items' own words shuffled; any fluent model prefers real word order, so items "
                  "score above these controls whether seen or not: a floor, not a test")  # fmt: skip
 
@@ -127,13 +129,13 @@ def _cell(value: float | None, digits: int = 2) -> str:
 
 
 def table(tasks: Mapping[str, Mapping[str, Any]]) -> str:
-    rows = [("task", "items", "compared", "Min-K%++ AUC [95% CI]", "above ctrl p95", "Min-K% AUC", "log p AUC",
+    rows = [("task", "items", "compared", "ctrl texts", "Min-K%++ AUC [95% CI]", "above ctrl p95", "Min-K% AUC", "log p AUC",
              "exam exact (chance)", "exam overlap (chance)")]  # fmt: skip
     for name, entry in tasks.items():
         s, c = entry["summary"], (entry["completion"] or {}).get("summary")
         m = s["minkpp"]
         interval = f" [{_cell(m['auc_ci_low'])}, {_cell(m['auc_ci_high'])}]" if m["auc_ci_low"] is not None else ""
-        rows.append((name, str(s["items"]), str(s["compared"]), _cell(m["auc"]) + interval, _cell(m["above_p95"]),
+        rows.append((name, str(s["items"]), str(s["compared"]), str(s["control_texts"]), _cell(m["auc"]) + interval, _cell(m["above_p95"]),
                      _cell(s["mink"]["auc"]), _cell(s["loglik"]["auc"]),
                      f"{_cell(c['exact'])} ({_cell(c['control_exact'])})" if c else "-",
                      f"{_cell(c['overlap'])} ({_cell(c['control_overlap'])})" if c else "-"))  # fmt: skip
@@ -171,6 +173,13 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or default_path(args.results_dir or default_results_dir(), args.model, dataset, args.limit)
     write_probes(out, document)
     print(terminal_safe(table(entries), limit=None))
+    for name, entry in entries.items():
+        few = entry["summary"]["control_texts"]
+        if args.controls != SHUFFLED and 0 < few < FEW_CONTROL_TEXTS:
+            note = (f"{name}: its controls come from only {few} texts; the interval counts them, but how they differ "
+                    "from the items (topic, length, style) moves the AUC too: for a conclusion give --controls FILE "
+                    "with a few hundred texts the model cannot have read")  # fmt: skip
+            print(terminal_safe(textwrap.fill(note, width=115, subsequent_indent="  ")))
     print(READING)
     if args.controls == SHUFFLED:
         print(SHUFFLED_NOTE)

@@ -7,7 +7,7 @@ results folder's ``memorisation/`` is passed by the readers of runs)::
      "model": {...the model's description...}, "dataset": {"id", "split", "is_sample"},
      "settings": {"k", "seed", "min_words", "bootstrap_resamples", "limit", "controls"},
      "tasks": {"<task>": {
-        "summary": {"items", "compared", "no_control", "minkpp": {auc, auc_ci_low, auc_ci_high, above_p95,
+        "summary": {"items", "compared", "no_control", "control_texts", "minkpp": {auc, auc_ci_low, auc_ci_high, above_p95,
                     item_mean, control_mean}, "mink": {...}, "loglik": {...}},
         "items": [{"id", "input_sha256", "tokens", "control_tokens", "control_from": [...], "minkpp",
                    "minkpp_control", "mink", "mink_control", "loglik", "loglik_control"}, ...],
@@ -120,6 +120,9 @@ def _check_task(path: Path, task: str, entry: Any) -> None:
         if not isinstance(record.get("input_sha256"), str) or not _SHA256.fullmatch(record["input_sha256"]):
             raise _fail(path, f"{where}.items[{n}].input_sha256", "64 lowercase hex digits")
     recomputed = task_summary(entry["items"], resamples=0)
+    for name in ("items", "compared", "no_control", "control_texts"):
+        if entry["summary"].get(name) != recomputed[name]:
+            raise _fail(path, f"{where}.summary.{name}", f"{recomputed[name]} as its items give")
     for measure in MEASURES:
         stored = entry["summary"].get(measure)
         if not isinstance(stored, dict):
