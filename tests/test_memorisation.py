@@ -23,6 +23,7 @@ from sklearn.metrics import roc_auc_score
 from nlue.cli import main
 from nlue.evals.contamination.items import task_items
 from nlue.evals.memorisation.completion import control_partners, edit_distance, halves
+from nlue.evals.memorisation.control_pools import pool_control
 from nlue.evals.memorisation.controls import control_fields, item_rng, item_text
 from nlue.evals.memorisation.forward import encode, prefix_token, score_token_lists
 from nlue.evals.memorisation.probes_file import BadProbesFile, read_probes
@@ -189,6 +190,22 @@ def test_auc_edit_distance_controls_and_partners() -> None:
         partners = control_partners(count, seed=count)
         assert partners is not None and sorted(partners) == list(range(count))
         assert all(i != j for i, j in enumerate(partners))
+
+
+def test_a_pool_control_is_one_text_cut_to_length_where_one_is_long_enough() -> None:
+    """issue 32, item 2: a control is a single natural text cut to the item's token count when the pool has one
+    that long; only otherwise are texts joined (by the line break's tokens); the same draw for the same item."""
+    pool = [[1, 2], [3, 4, 5, 6, 7], [], [8, 9, 10]]
+    tokens, used = pool_control(pool, [0], 4, item_rng(0, "sa", 1))
+    assert (tokens, used) == ([3, 4, 5, 6], [1])
+    tokens, used = pool_control(pool, [0], 9, item_rng(0, "sa", 1))
+    joined: list[int] = []
+    for index in used:
+        before, joined = len(joined), [*joined, *([0] if joined else []), *pool[index]]
+    assert 2 not in used and len(set(used)) == len(used) >= 2  # no empty text, none twice
+    assert tokens == joined[:9] and before < 9 <= len(joined)  # joined until long enough, then cut
+    assert (tokens, used) == pool_control(pool, [0], 9, item_rng(0, "sa", 1))
+    assert pool_control([[], []], [0], 3, item_rng(0, "sa", 1)) == ([], [])
 
 
 def test_the_file_is_checked_when_read(planted, tmp_path) -> None:

@@ -12,9 +12,10 @@ items, or any fluent model scores the items higher just for being better written
 * ``shuffled``: each item's own words in another order (:func:`.controls.control_fields`). Unseen for
   certain, but no longer fluent: any trained model prefers the real order, so this is a floor, not a null.
 
-A pool control for an item is made of pool texts in an order drawn from the item's own generator (seed,
-task, id), their tokens joined with a line break's until the item's token count is reached, then cut to it:
-the same length in tokens, the same script, and the same for every model and rerun.
+A pool control for an item is the first pool text, in an order drawn from the item's own generator (seed,
+task, id), that has at least the item's token count, cut to it; only where no pool text is that long are
+texts joined, by a line break, until it is reached. So a control is one natural text where it can be, of
+the item's length in tokens, and the same for every model and rerun.
 """
 
 from __future__ import annotations
@@ -75,17 +76,18 @@ def file_pool(path: Path) -> Pool:
 def pool_control(
     pool_tokens: Sequence[Sequence[int]], joiner: Sequence[int], length: int, rng: np.random.Generator
 ) -> tuple[list[int], list[int]]:
-    """(tokens, pool indices used): pool texts in a drawn order, joined by ``joiner``, cut to ``length`` tokens."""
+    """(tokens, pool indices used) of a control of ``length`` tokens: the first pool text, in a drawn order, that
+    is as long, cut there; where none is, pool texts in that order joined by ``joiner`` until it is long enough."""
+    order = [int(i) for i in rng.permutation(len(pool_tokens)) if pool_tokens[i]]
+    for index in order:
+        if len(pool_tokens[index]) >= length:
+            return list(pool_tokens[index][:length]), [index]
     tokens: list[int] = []
     used: list[int] = []
-    while len(tokens) < length:
-        for index in rng.permutation(len(pool_tokens)):
-            if not pool_tokens[index]:
-                continue
+    while order and len(tokens) < length:
+        for index in order:
             tokens += [*(joiner if tokens else []), *pool_tokens[index]]
-            used.append(int(index))
+            used.append(index)
             if len(tokens) >= length:
                 break
-        if not used:
-            break  # every pool text is empty in tokens
     return tokens[:length], used
