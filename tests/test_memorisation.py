@@ -26,6 +26,7 @@ from nlue.evals.memorisation.completion import control_partners, edit_distance, 
 from nlue.evals.memorisation.control_pools import pool_control
 from nlue.evals.memorisation.controls import control_fields, item_rng, item_text
 from nlue.evals.memorisation.forward import encode, prefix_token, score_token_lists
+from nlue.evals.memorisation.minkpp import token_statistics
 from nlue.evals.memorisation.probes_file import BadProbesFile, read_probes
 from nlue.evals.memorisation.summary import auc, bootstrap_auc
 from nlue.registry.tasks import TASKS
@@ -147,6 +148,9 @@ def test_the_scores_are_those_numpy_computes_from_the_logits(planted) -> None:
             assert got["minkpp"] == pytest.approx(np.sort((chosen - mu) / sigma)[:lowest].mean(), rel=1e-4, abs=1e-4)
             assert got["mink"] == pytest.approx(np.sort(chosen)[:lowest].mean(), rel=1e-4)
             assert got["loglik"] == pytest.approx(chosen.mean(), rel=1e-4)
+    whole = token_statistics(torch.tensor(logits), torch.tensor(tokens))
+    in_chunks = token_statistics(torch.tensor(logits), torch.tensor(tokens), chunk=3)  # a long text, a little at once
+    assert np.allclose(whole.minkpp_tokens, in_chunks.minkpp_tokens) and len(whole.logprob) == len(tokens)
 
 
 def test_auc_edit_distance_controls_and_partners() -> None:

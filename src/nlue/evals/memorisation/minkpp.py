@@ -30,6 +30,7 @@ import numpy as np
 DEFAULT_K = 20.0  # percent; the papers' usual choice
 MIN_SIGMA = 1e-6
 MEASURES = ("minkpp", "mink", "loglik")
+CHUNK_POSITIONS = 256
 
 
 @dataclass(frozen=True)
@@ -45,19 +46,22 @@ class TokenStatistics:
         return (self.logprob - self.mu) / self.sigma
 
 
-def token_statistics(logits, targets) -> TokenStatistics:
+def token_statistics(logits, targets, chunk: int = CHUNK_POSITIONS) -> TokenStatistics:
     """Statistics of ``targets`` (``(n,)`` token ids) under ``logits`` (``(n, vocab)``, row ``i`` predicting
-    ``targets[i]``); torch tensors in, numpy out."""
+    ``targets[i]``); torch tensors in, numpy out. ``chunk`` positions at a time, so that the float32 copies of a
+    long text over a large vocabulary stay a few hundred MB."""
     import torch
 
-    logp = torch.log_softmax(logits.float(), dim=-1)
-    p = logp.exp()
-    mu = (p * logp).sum(-1)
-    variance = (p * (logp - mu.unsqueeze(-1)) ** 2).sum(-1)  # centred: no cancellation of two large sums
-    sigma = variance.clamp_min(0).sqrt().clamp_min(MIN_SIGMA)
-    chosen = logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-    as_numpy = lambda t: t.double().cpu().numpy()  # noqa: E731
-    return TokenStatistics(as_numpy(chosen), as_numpy(mu), as_numpy(sigma))
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for start in range(0, len(targets), chunk):
+        logp = torch.log_softmax(logits[start : start + chunk].float(), dim=-1)
+        p = logp.exp()
+        mu = (p * logp).sum(-1)
+        variance = (p * (logp - mu.unsqueeze(-1)) ** 2).sum(-1)  # centred: no cancellation of two large sums
+        sigma = variance.clamp_min(0).sqrt().clamp_min(MIN_SIGMA)
+        chosen = logp.gather(-1, targets[start : start + chunk].unsqueeze(-1)).squeeze(-1)
+        parts.append(tuple(t.double().cpu().numpy() for t in (chosen, mu, sigma)))  # type: ignore[arg-type]
+    return TokenStatistics(*(np.concatenate(column) for column in zip(*parts, strict=True)))
 
 
 def lowest_share_mean(values: np.ndarray, k: float) -> float:
