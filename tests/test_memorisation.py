@@ -229,9 +229,10 @@ def test_the_file_is_checked_when_read(planted, tmp_path) -> None:
         read_probes(out)
 
 
-def test_controls_from_a_file_or_shuffled_say_where_they_came_from(planted, tmp_path, capsys) -> None:
+def test_controls_from_a_file_or_shuffled_say_where_they_came_from(planted, tmp_path, capsys, caplog) -> None:
     """issue 32, item 2: --controls FILE draws each control from the file's texts, --controls shuffled from the
-    item's own words (and says that any fluent model prefers real order); the file records which."""
+    item's own words (and says that any fluent model prefers real order); the file records which; a file in
+    another script than the task's is warned of."""
     repo, model, _, _ = planted
     texts = tmp_path / "unseen.txt"
     texts.write_text("हाम्रो गाउँको पोखरीमा हिजो बेलुका दुईवटा सेता हाँस आए।\nयो वाक्य कुनै परीक्षामा छैन।\n", encoding="utf-8")
@@ -244,6 +245,10 @@ def test_controls_from_a_file_or_shuffled_say_where_they_came_from(planted, tmp_
         assert record["control_from"] and set(record["control_from"]) <= {"unseen.txt:1", "unseen.txt:2"}
         assert record["control_tokens"] == record["tokens"]
     assert "floor" not in capsys.readouterr().out
+    english = tmp_path / "english.txt"
+    english.write_text("A sentence in English that no exam holds.\nAnother one, written for this test.\n")
+    assert _run(*argv, "--controls", str(english), "--out", str(tmp_path / "english.json")) == 0
+    assert "only 0% of its texts are mostly in mcq_ne's script (nepali)" in caplog.text
     assert _run(*argv, "--controls", "shuffled", "--out", str(tmp_path / "shuffled.json")) == 0
     data = read_probes(tmp_path / "shuffled.json")
     assert all(r["control_from"] == ["shuffled"] for r in data["tasks"]["mcq_ne"]["items"])

@@ -27,7 +27,7 @@ from typing import Any
 from nlue.cli_lists import add_name_list, task_names
 from nlue.cli_support import add_logging_options, add_task_file_option, command_parser, run_with_parser
 from nlue.errors import NlueError
-from nlue.evals.memorisation.control_pools import SAMPLE, SHUFFLED, Pool, file_pool, sample_pool
+from nlue.evals.memorisation.control_pools import SAMPLE, SHUFFLED, Pool, file_pool, in_script_share, sample_pool
 from nlue.evals.memorisation.probes_file import default_path, probes_document, write_probes
 from nlue.evals.memorisation.run import ProbeSettings, probe_task
 from nlue.results import RESULTS_DIR_HELP, default_results_dir
@@ -117,7 +117,16 @@ def _pool(controls: str, task: Any, items: Sequence[Any], shared: Pool | None) -
     """The task's control pool: its sample texts less the probed items, the control file's, or None (shuffled)."""
     if controls == SHUFFLED:
         return None
-    return sample_pool(task, items) if controls == SAMPLE else shared
+    if controls == SAMPLE:
+        return sample_pool(task, items)
+    from nlue.text.profiles import profile_of
+
+    profile = profile_of(task)
+    share = in_script_share(shared or [], profile.script)
+    if share is not None and share < 0.5:
+        logger.warning("--controls %s: only %.0f%% of its texts are mostly in %s's script (%s); controls in another "
+                       "script say nothing about these items", controls, 100 * share, task.name, profile.name)  # fmt: skip
+    return shared
 
 
 def _controls_name(controls: str) -> str:

@@ -20,6 +20,7 @@ the item's length in tokens, and the same for every model and rerun.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -71,6 +72,20 @@ def file_pool(path: Path) -> Pool:
     if not pool:
         raise NlueError(f"--controls {path}: no text in it")
     return pool
+
+
+def in_script_share(pool: Pool, script: str) -> float | None:
+    """The share of pool texts most of whose letters are in ``script`` (character ranges, as a language profile
+    declares them); None for a profile with no script of its own."""
+    if not script or not pool:
+        return None
+    inside = re.compile(f"[{script}]")
+
+    def mostly_in(text: str) -> bool:
+        letters = [c for c in text if c.isalpha()]
+        return bool(letters) and sum(bool(inside.match(c)) for c in letters) * 2 > len(letters)
+
+    return sum(mostly_in(text) for _, text in pool) / len(pool)
 
 
 def pool_control(
