@@ -153,6 +153,7 @@ def table(tasks: Mapping[str, Mapping[str, Any]]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from nlue.data.access import is_sample
+    from nlue.data.sample import SAMPLE_DATA_NOTE
     from nlue.evals.contamination.items import dataset_tasks, task_items
     from nlue.evals.mcq.run import exam_names
     from nlue.lm.answer_cache import answers_line
@@ -190,6 +191,8 @@ def run(args: argparse.Namespace) -> int:
                     "with a few hundred texts the model cannot have read")  # fmt: skip
             print(terminal_safe(textwrap.fill(note, width=115, subsequent_indent="  ")))
     print(READING)
+    if described["is_sample"]:
+        print(SAMPLE_DATA_NOTE)
     if args.controls == SHUFFLED:
         print(SHUFFLED_NOTE)
     print(answers_line(journal))

@@ -2,8 +2,9 @@
 
 A question is split by whitespace words: the first ``n // 2`` words are the prompt (plain text, no
 instruction, no chat template: a memorised question goes on by itself), the rest is the reference. The
-model writes greedily for as many tokens as the reference has (two more, so a word cut in the middle of its
-tokens is written whole), and what it wrote is cut to the reference's number of words. Both are normalised
+model writes greedily for as many tokens as the reference has, two more (so a word cut in the middle of its
+tokens is written whole), rounded up to a multiple of :data:`CAP_STEP` (questions with one cap are generated
+in one batch), and what it wrote is cut to the reference's number of words. Both are normalised
 by the task's language profile (the rules the builder used) before they are compared:
 
 * ``exact``: the words are the reference's, word for word;
@@ -25,6 +26,7 @@ from nlue.lm.base import GenerationRequest
 
 MIN_WORDS = 4
 SLACK_TOKENS = 2
+CAP_STEP = 8
 
 
 def halves(question: str) -> tuple[str, str] | None:
@@ -66,7 +68,11 @@ def compare(generated: str, reference: str, normalize: Callable[[str], str]) -> 
 
 def requests(splits: Sequence[tuple[str, str] | None], count_tokens: Callable[[str], int]) -> list[GenerationRequest]:
     """One greedy request per split question: its first half, as many new tokens as its second half has."""
-    return [GenerationRequest(prompt=first, max_new_tokens=count_tokens(" " + second) + SLACK_TOKENS)
+
+    def cap(second: str) -> int:
+        return -(-(count_tokens(" " + second) + SLACK_TOKENS) // CAP_STEP) * CAP_STEP
+
+    return [GenerationRequest(prompt=first, max_new_tokens=cap(second))
             for first, second in (s for s in splits if s is not None)]  # fmt: skip
 
 
