@@ -184,11 +184,12 @@ def run(args: argparse.Namespace) -> int:
     write_probes(out, document)
     print(terminal_safe(table(entries), limit=None))
     for name, entry in entries.items():
-        few = entry["summary"]["control_texts"]
+        few, compared = entry["summary"]["control_texts"], entry["summary"]["compared"]
         if args.controls != SHUFFLED and 0 < few < FEW_CONTROL_TEXTS:
-            note = (f"{name}: its controls come from only {few} texts; the interval counts them, but how they differ "
-                    "from the items (topic, length, style) moves the AUC too: for a conclusion give --controls FILE "
-                    "with a few hundred texts the model cannot have read")  # fmt: skip
+            note = (f"{name}: {compared} items against controls made of {few} texts; with so few, how the controls "
+                    "differ from the items (topic, length, style) can move the AUC as much as memory does, and the "
+                    "interval does not show that: a conclusion needs hundreds of each (--controls FILE: texts the "
+                    "model cannot have read)")  # fmt: skip
             print(terminal_safe(textwrap.fill(note, width=115, subsequent_indent="  ")))
     print(READING)
     if described["is_sample"]:
