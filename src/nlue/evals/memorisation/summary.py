@@ -2,7 +2,7 @@
 
 * ``auc``: the chance that a test item scores above a control, ties counting half, over every pair of an
   item and a control (the area under the ROC curve of "item or control?" by score, as sklearn's
-  ``roc_auc_score`` computes it). 0.5: the model tells the items from shuffled text no better than a coin;
+  ``roc_auc_score`` computes it). 0.5: the model tells the items from their controls no better than a coin;
   1: every item above every control.
 * ``auc_ci_low``/``auc_ci_high``: a percentile bootstrap interval, ``resamples`` times from ``seed``: the items
   drawn again one by one, the controls by the text each was first made of (a text used for many controls is
