@@ -215,6 +215,7 @@ OWN_PARSER_COMMANDS: dict[str, str] = {
     "sweep": "nlue.evals.sweep.cli",
     "cache": "nlue.cache_cli",
     "contamination": "nlue.evals.contamination.cli",
+    "memorisation": "nlue.evals.memorisation.cli",
 }
 
 
@@ -240,6 +241,7 @@ OWN_PARSER_HELP: dict[str, str] = {
     "sweep": "run a roster: models x benchmarks x settings, resumable",
     "cache": "the cache of model answers: report what it holds, prune it, import old journals",
     "contamination": "which test items (or their English sources) a pretraining corpus holds: n-gram overlap",
+    "memorisation": "has a local causal LM seen the test items? Min-K%++ against shuffled controls, exam completion",
 }
 
 

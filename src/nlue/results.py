@@ -128,6 +128,9 @@ def write_json_atomic(path: Path, data: Any) -> Path:
 RESULTS_VARIABLE = "NLUE_RESULTS_DIR"
 # The folder of a results folder where `nlue contamination` writes what it found about the data: not runs.
 CONTAMINATION_FOLDER = "contamination"
+# The folder where `nlue memorisation` writes its probes of a model against the test items: not runs either.
+MEMORISATION_FOLDER = "memorisation"
+NOT_RUN_FOLDERS = (CONTAMINATION_FOLDER, MEMORISATION_FOLDER)
 # What `nlue train` writes beside its checkpoint (nlue.training.run): the same results as <results_dir>/<run>/<task>.json.
 CHECKPOINT_COPY = "nlue_results.json"
 DEFAULT_RESULTS = Path("build") / "results"
@@ -212,8 +215,8 @@ def read_results(
     if not root.is_dir():
         return
     for path in sorted(root.rglob("*.json")):
-        if path.relative_to(root).parts[0] == CONTAMINATION_FOLDER:
-            continue  # nlue contamination's findings about the data, read by nlue.evals.contamination
+        if path.relative_to(root).parts[0] in NOT_RUN_FOLDERS:
+            continue  # nlue contamination's findings and nlue memorisation's probes, each read by its own module
         try:
             data = read_json_object(path)
         except BadResultsFile as exc:
