@@ -85,7 +85,9 @@ class Scripted:
         return [Generation(self.answer(r.messages[-1].content), None, 1, "stop") for r in requests]
 
 
-def test_stsb_by_generation_scores_the_parsed_answers_and_says_what_invalid_ones_do(sample_build, tmp_path) -> None:
+def test_stsb_by_generation_scores_the_parsed_answers_and_says_what_invalid_ones_do(
+    sample_build, tmp_path, caplog
+) -> None:
     """issue 29, item 25: Pearson/Spearman over the parsed items (checked against scipy), invalid ones counted
     and left out, and the results file says so; predictions hold None for an invalid answer."""
 
@@ -121,6 +123,30 @@ def test_stsb_by_generation_scores_the_parsed_answers_and_says_what_invalid_ones
     demo_answer = re.search(r"^Answer: (.+)$", first, re.MULTILINE).group(1)
     assert num.parse_number(demo_answer, RANGE).valid and first.endswith("nothing else.\nAnswer:")
     assert results["stsb"].primary_metric == "pearson_spearman_mean"
+
+    # Trusted where it is checked: verify rescores the parsed answers as the run did (it had sent every generated
+    # stsb run down the label path and refused it), and refuses an edited score; a paired comparison with a run
+    # that parsed other items pairs the items both parsed.
+    from nlue.evals.compare.pairs import RunTask, compare_task
+    from nlue.evals.verify import VERIFIED, check_file
+
+    assert check_file(tmp_path / run / "stsb.json", saved).status == VERIFIED
+    edited = {**saved, "metrics": {**metrics, "pearson_spearman_mean": metrics["pearson_spearman_mean"] + 0.01}}
+    assert (
+        check_file(tmp_path / run / "stsb.json", {**edited, "primary_score": edited["primary_score"] + 0.01}).status
+        == "refused"
+    )
+    first_parsed = next(i for i, row in enumerate(predictions) if row["prediction"] is not None)
+    other = [
+        {**row, "prediction": None if i == first_parsed else row["prediction"]} for i, row in enumerate(predictions)
+    ]
+    caplog.set_level(logging.WARNING)
+    compared = compare_task(RunTask("a", tmp_path / run / "stsb.json", saved, predictions),
+                            RunTask("b", tmp_path / run / "stsb.json", saved, other), 100, 0)  # fmt: skip
+    kept = list(zip(*parsed[1:], strict=True))  # the pairs both runs parsed
+    expected = (pearsonr(*kept).statistic + spearmanr(*kept).statistic) / 2
+    assert compared.items == len(parsed) - 1 and compared.score_a == pytest.approx(expected)
+    assert f"{len(rows) - len(parsed) + 1} of {len(rows)} items left out of the comparison" in caplog.text
 
 
 def test_too_few_parsed_answers_leave_the_correlations_undefined_with_a_reason() -> None:

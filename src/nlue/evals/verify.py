@@ -125,7 +125,7 @@ def rescoring_problem(
         verdicts = [row.get("verdict") for row in rows]
         categories = [row.get("category") for row in rows] if task.categories else None
         problem = build_problem(task.name, predictions, verdicts, categories)[0]
-    elif params.get("mode") == "generate" and isinstance(task.kind, ClassificationKind):
+    elif params.get("mode") == "generate" and isinstance(task.kind, ClassificationKind) and task.kind.has_classes:
         if any(isinstance(p, list) for p in predictions):
             raise NlueError("a run by generation has one answer per item, not one per seed")
         problem = generation_problem(predictions, [row["gold"] for row in rows], len(task.label_names))

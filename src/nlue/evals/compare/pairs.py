@@ -112,6 +112,10 @@ def scoring_problem(task: TaskSpec, rows: Sequence[Mapping[str, Any]]) -> Any:
     if any(isinstance(p, list) for p in predictions):  # several training seeds: their mean, item by item
         return seed_mean_problem(task.name, predictions, golds)
     if any(p is None for p in predictions) and not isinstance(task.kind, MultipleChoiceKind):
+        if not task.kind.has_classes:  # a score by generation (stsb): no number to correlate in an invalid answer,
+            # so, as the run scored it (nlue.evals.llm.number_generation), correlations over the parsed answers
+            kept = [(p, g) for p, g in zip(predictions, golds, strict=True) if p is not None]
+            return build_problem(task.name, [p for p, _ in kept], [g for _, g in kept])[0]
         return generation_problem(predictions, golds, len(task.label_names))
     categories = [row.get("category") for row in rows] if task.categories else None
     return build_problem(task.name, predictions, golds, categories)[0]
@@ -164,6 +168,13 @@ def compare_task(a: RunTask, b: RunTask, resamples: int, seed: int) -> TaskCompa
         if claimed and claimed != metric:
             logger.warning("%s says its primary metric is %s; %s's is %s, which is compared", run.path,
                            str(claimed)[:80], task.name, metric)  # fmt: skip
+    if not task.kind.has_classes:  # scores by generation: a pair needs a number from both runs
+        both = [i for i, (x, y) in enumerate(zip(rows_a, rows_b, strict=True))
+                if x["prediction"] is not None and y["prediction"] is not None]  # fmt: skip
+        if len(both) < len(rows_a):
+            logger.warning("%s: %d of %d items left out of the comparison: an answer with no number in one run or "
+                           "both", task.name, len(rows_a) - len(both), len(rows_a))  # fmt: skip
+            rows_a, rows_b = [rows_a[i] for i in both], [rows_b[i] for i in both]
     problem_a, problem_b = scoring_problem(task, rows_a), scoring_problem(task, rows_b)
     test = paired_test(problem_a, problem_b, metric, method="bootstrap", resamples=resamples, seed=seed)
     comparison = TaskComparison(
