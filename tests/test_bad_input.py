@@ -405,3 +405,15 @@ def test_a_header_of_100000_columns_gives_a_short_message(tmp_path: Path, capsys
     err = _fails_with(tmp_path, capsys, train, "missing column", "the file has column_0, column_1, column_2")
     assert "… and 99,988 more (100,000 columns)" in err
     assert len(err) < 2000, len(err)
+
+
+@pytest.mark.parametrize("dataset", ["./missing", "build/not/there", "~/no-such-nlue-folder"])
+@pytest.mark.parametrize("command", [["gmet", "--model", "bert-tiny"], ["baseline", "--tasks", "sa"]])
+def test_a_dataset_path_that_does_not_exist_is_bad_input_not_an_unreachable_hub(
+    dataset: str, command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """`--dataset ./missing` was looked for on the Hub and reported as a Hub that could not be reached (exit 1):
+    a Hub id is `name` or `owner/name`, so it can only be a folder, and a missing folder is bad input."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*command, "--dataset", dataset, "--results-dir", str(tmp_path / "r")]) == 2
+    assert f"--dataset {dataset}: no such folder" in capsys.readouterr().err

@@ -66,7 +66,16 @@ def resolve_dataset(dataset: str | None, task: TaskSpec | None = None) -> str:
                 f"--dataset: the folder `nlue build --task-file FILE` wrote, or the dataset's Hub id"
             )
         return str(sample_repo(task.benchmark if task is not None else "nlue"))
-    return str(dataset)
+    if looks_like_a_path(str(dataset)) and not Path(str(dataset)).expanduser().exists():
+        raise NlueError(f"--dataset {dataset}: no such folder (a Hub id is `name` or `owner/name`; a built dataset "
+                        "is the folder `nlue build --out` wrote, such as build/nlue)")  # fmt: skip
+    return str(Path(str(dataset)).expanduser()) if str(dataset).startswith("~") else str(dataset)
+
+
+def looks_like_a_path(dataset: str) -> bool:
+    """Whether ``dataset`` can only be a local path: it starts with ``.``, ``/`` or ``~``, or has more parts than
+    a Hub id's ``owner/name`` (so a missing one is bad input, not a Hub that cannot be reached)."""
+    return dataset.startswith((".", "/", "~")) or dataset.replace("\\", "/").count("/") > 1
 
 
 def load_task(dataset: str | None, task: TaskSpec) -> datasets.DatasetDict:
@@ -76,6 +85,11 @@ def load_task(dataset: str | None, task: TaskSpec) -> datasets.DatasetDict:
     logger.info("loading %s / %s", source, task.name)
     try:
         return datasets.load_dataset(source, task.name)
+    except ConnectionError as exc:  # still a failure outside nlue (exit 1), but say where else it was looked for
+        if Path(source).exists():
+            raise
+        raise ConnectionError(f"{exc}; nor is there a folder {source} here (`nlue build --out build` writes "
+                              "build/nlue)") from None  # fmt: skip
     except ValueError as exc:  # datasets' "BuilderConfig 'x' not found": a dataset of other tasks is bad input
         try:
             configs = datasets.get_dataset_config_names(source)
