@@ -72,7 +72,7 @@ def test_our_scores_equal_lm_evaluation_harness(sample_build, tiny_lm: Path, tmp
         num_fewshot=0,
         batch_size=8,
         device="cpu",
-        task_manager=TaskManager(include_path=str(tmp_path / "yaml")),
+        task_manager=TaskManager(include_path=str(tmp_path / "yaml"), include_defaults=False),  # ours alone indexed
     )["results"]
     model = LocalCausalLM(tiny_lm, device="cpu", dtype="float32", batch_size=8, show_progress=False)
     for name in PARITY_TASKS:
