@@ -283,7 +283,8 @@ def test_loglik_mode_equals_lm_evaluation_harness(exam: str, tiny_gpt2: Path, tm
     runs = [(name, language) for name in EXAMS for language in get_task(name).prompts]
     theirs = lm_eval.simple_evaluate(
         model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", tasks=[f"nlue_{n}_{lang}" for n, lang in runs],
-        num_fewshot=0, batch_size=8, device="cpu", task_manager=TaskManager(include_path=str(tmp_path / "yaml"), include_defaults=False),  # ours alone indexed
+        num_fewshot=0, batch_size=8, device="cpu",
+        task_manager=TaskManager(include_path=str(tmp_path / "yaml"), include_defaults=False),  # ours alone indexed
         log_samples=True,
     )  # fmt: skip
     model = LocalCausalLM(tiny_gpt2, device="cpu", dtype="float32", batch_size=8, show_progress=False)
