@@ -149,6 +149,21 @@ def test_stsb_by_generation_scores_the_parsed_answers_and_says_what_invalid_ones
     assert f"{len(rows) - len(parsed) + 1} of {len(rows)} items left out of the comparison" in caplog.text
 
 
+def test_a_run_with_no_parsed_number_checks_as_undefined_not_as_unscorable(sample_build, tmp_path) -> None:
+    """A model that never writes a number (the tiny random one): the run stores its correlations as undefined, and
+    verify agrees, rather than refusing the file because its predictions 'cannot be scored'."""
+    from nlue.evals.verify import VERIFIED, check_file
+
+    run = "silent__en-0shot-generate"
+    run_nlue_generation(Scripted(lambda prompt: "no idea"), str(sample_build.repo_dir),
+                        nlue_tasks(["stsb"], "en", "generate"), "en", 0, tmp_path, run, chat=True)  # fmt: skip
+    saved = json.loads((tmp_path / run / "stsb.json").read_text(encoding="utf-8"))
+    assert saved["metrics"]["pearson_spearman_mean"] is None and saved["metrics"]["invalid_rate"] == 1.0
+    assert saved["details"]["null_metrics"]["pearson"] == "0 parseable answer(s): a correlation needs at least 2"
+    check = check_file(tmp_path / run / "stsb.json", saved)
+    assert check.status == VERIFIED, check
+
+
 def test_too_few_parsed_answers_leave_the_correlations_undefined_with_a_reason() -> None:
     """issue 29, item 25: with fewer than two parsed answers there is no correlation, and the reason is kept."""
     parses = [num.parse_number(text, RANGE) for text in ("3", "no idea", "")]

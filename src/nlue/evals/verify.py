@@ -172,6 +172,8 @@ def compare_with_predictions(
         stored_primary = task.kind.primary_from(task, numbers)  # stsb's mean is derived where a file lacks it
     except NlueError:
         stored_primary = None
+    if stored_primary is None and _not_computed(metrics.get(primary)) and math.isnan(recomputed.get(primary, 0.0)):
+        return ScoreCheck(VERIFIED, (), recomputed)  # undefined (null, with its reason), as its predictions give it
     if primary not in recomputed or stored_primary is None:
         return ScoreCheck(UNVERIFIED, (f"its primary metric {primary} cannot be recomputed from its predictions",),
                           recomputed)  # fmt: skip

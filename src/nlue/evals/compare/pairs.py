@@ -102,6 +102,23 @@ def aligned(a: RunTask, b: RunTask) -> tuple[list[dict[str, Any]], list[dict[str
     return a.rows, [by_key[key(row)] for row in a.rows]
 
 
+@dataclass(frozen=True)
+class UndefinedCorrelations:
+    """The scores of a run by generation with fewer than 2 answers that parse as a number: every regression metric
+    undefined (NaN), as :mod:`nlue.evals.llm.number_generation` stored them, rather than an error."""
+
+    n_items: int
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        from nlue.scoring.regression import REGRESSION_METRICS
+
+        return REGRESSION_METRICS
+
+    def point_estimates(self) -> dict[str, float]:
+        return dict.fromkeys(self.metrics, float("nan"))
+
+
 def scoring_problem(task: TaskSpec, rows: Sequence[Mapping[str, Any]]) -> Any:
     """The run's rows as a scoring problem of the task's metrics (invalid LLM answers count as wrong)."""
     from nlue.evals.llm.label_generation import generation_problem
@@ -115,6 +132,8 @@ def scoring_problem(task: TaskSpec, rows: Sequence[Mapping[str, Any]]) -> Any:
         if not task.kind.has_classes:  # a score by generation (stsb): no number to correlate in an invalid answer,
             # so, as the run scored it (nlue.evals.llm.number_generation), correlations over the parsed answers
             kept = [(p, g) for p, g in zip(predictions, golds, strict=True) if p is not None]
+            if len(kept) < 2:  # no correlation: the run stored its metrics as undefined (null, with the reason)
+                return UndefinedCorrelations(len(kept))
             return build_problem(task.name, [p for p, _ in kept], [g for _, g in kept])[0]
         return generation_problem(predictions, golds, len(task.label_names))
     categories = [row.get("category") for row in rows] if task.categories else None
@@ -175,6 +194,8 @@ def compare_task(a: RunTask, b: RunTask, resamples: int, seed: int) -> TaskCompa
             logger.warning("%s: %d of %d items left out of the comparison: an answer with no number in one run or "
                            "both", task.name, len(rows_a) - len(both), len(rows_a))  # fmt: skip
             rows_a, rows_b = [rows_a[i] for i in both], [rows_b[i] for i in both]
+        if len(both) < 2:
+            raise NlueError(f"{task.name}: {len(both)} items have a number from both runs; a correlation needs 2")
     problem_a, problem_b = scoring_problem(task, rows_a), scoring_problem(task, rows_b)
     test = paired_test(problem_a, problem_b, metric, method="bootstrap", resamples=resamples, seed=seed)
     comparison = TaskComparison(

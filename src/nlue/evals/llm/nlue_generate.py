@@ -73,7 +73,8 @@ def _number_answers(task: Any, items: list[Any], prompts: list[str], outputs: li
     metrics, undefined = num.number_scores(task.name, strict, references, bootstrap_resamples or None, seed)
     extras = [{"output": r["output"], "verdict": r["verdict"], "category": r["strict"]["category"]} for r in rows]
     details = {"invalid_categories": dict(num.INVALID_CATEGORIES), "invalid_answers": num.INVALID_POLICY,
-               "lenient": num.lenient_number_summary(lenient, references), "undefined_metrics": undefined}  # fmt: skip
+               "lenient": num.lenient_number_summary(lenient, references), "undefined_metrics": undefined,
+               "null_metrics": undefined}  # the reason each null metric keeps (nlue.results), not a family's guess  # fmt: skip
     answer = {"answer": "one number", "score_range": list(task.score_range)}
     return _Scored(metrics, [p.value for p in strict], rows, extras, answer, details, NUMBER_NOTES,
                    f"{task.primary_metric} {metrics[task.primary_metric]:.4f} over the parseable answers")  # fmt: skip
