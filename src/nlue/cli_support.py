@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +166,22 @@ def command_parser(prog: str, doc: str | None) -> argparse.ArgumentParser:
     return argparse.ArgumentParser(
         prog=prog, description=head, epilog=rest or None, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+
+
+def add_settings_options(
+    parser: argparse.ArgumentParser, settings: type, aliases: Mapping[str, Sequence[str]] | None = None
+) -> None:
+    """One ``--name`` option per field of the dataclass ``settings`` (``_`` written ``-``), typed and defaulted by
+    the field's default and helped by its ``metadata["help"]``; ``aliases`` gives a field more spellings."""
+    for f in dataclasses.fields(settings):
+        flags = [f"--{f.name.replace('_', '-')}", *(aliases or {}).get(f.name, ())]
+        parser.add_argument(*flags, dest=f.name, type=type(f.default), default=f.default,
+                            help=f"{f.metadata['help']} (%(default)s)")  # fmt: skip
+
+
+def settings_from(args: argparse.Namespace, settings: type) -> Any:
+    """The dataclass ``settings`` made from the options :func:`add_settings_options` added."""
+    return settings(**{f.name: getattr(args, f.name) for f in dataclasses.fields(settings)})
 
 
 def add_logging_options(parser: argparse.ArgumentParser, quiet_help: str = "warnings and errors only") -> None:

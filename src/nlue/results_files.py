@@ -89,6 +89,25 @@ def _too_big(path: Path, what: str, limit: int) -> BadResultsFile:
     return BadResultsFile(f"{path}: the {what} is larger than {_size(limit)}, the most that is read")
 
 
+def read_versioned_object(
+    path: Path, *, file_format: str, schema_version: int, max_bytes: int, what: str, error: type[Exception]
+) -> dict[str, Any]:
+    """A JSON object of nlue's own versioned kinds (a contamination or memorisation file): read under the limits of
+    :func:`read_json_object`, its ``format`` and ``schema_version`` checked and ``tasks`` an object; anything else
+    raises ``error`` naming the file and the field."""
+    try:
+        data = read_json_object(path, max_bytes=max_bytes, what=what)
+    except BadResultsFile as exc:
+        raise error(str(exc)) from None
+    for field, expected, wanted in (("format", file_format, repr(file_format)),
+                                    ("schema_version", schema_version, f"{schema_version} (this nlue reads no other)")):  # fmt: skip
+        if data.get(field) != expected:
+            raise error(f"{path}: {field}: expected {wanted}")
+    if not isinstance(data.get("tasks"), dict):
+        raise error(f"{path}: tasks: expected an object of tasks")
+    return data
+
+
 def read_json_object(path: Path, max_bytes: int = RESULTS_MAX_BYTES, what: str = "results file") -> dict[str, Any]:
     """One JSON object from ``path``, under the size and depth limits; BadResultsFile says which rule broke."""
     path = Path(path)

@@ -18,7 +18,6 @@ docs/guides/contamination.md says what each number means and what the check cann
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import logging
 import os
 import time
@@ -26,7 +25,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nlue.cli_lists import add_name_list, task_names
-from nlue.cli_support import add_logging_options, add_task_file_option, run_with_parser
+from nlue.cli_support import (
+    add_logging_options,
+    add_settings_options,
+    add_task_file_option,
+    run_with_parser,
+    settings_from,
+)
 from nlue.errors import NlueError
 from nlue.evals.contamination.corpus import CorpusSpec, read_corpus
 from nlue.evals.contamination.findings_file import default_path, findings_document, write_findings
@@ -67,9 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sources", type=Path, action="append", default=[], metavar="PATH",
                         help="nlue translate's <config>/<split>.translated.jsonl files or their folder: the English "
                         "source of each item is checked too (repeatable)")  # fmt: skip
-    for f in dataclasses.fields(Settings):
-        parser.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=f.default,
-                            help=f"{f.metadata['help']} (%(default)s)")  # fmt: skip
+    add_settings_options(parser, Settings)
     parser.add_argument("--num-proc", type=int, default=1, help="worker processes (0: every core; %(default)s)")
     parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP)
     parser.add_argument("--out", type=Path, help="write the findings here instead")
@@ -79,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    settings = Settings(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Settings)})
+    settings = settings_from(args, Settings)
     if settings.word_n < 1 or settings.min_words < 1 or settings.char_n < 2 or settings.max_documents < 0:
         raise NlueError("--word-n and --min-words must be 1 or more, --char-n 2 or more, --max-documents 0 or more")
     if not 0 < settings.char_threshold <= 1:

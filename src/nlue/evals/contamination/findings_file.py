@@ -33,7 +33,7 @@ from nlue.evals.contamination.measures import CHAR, SOURCE, WORD, Item, Settings
 from nlue.evals.contamination.scan import ScanFindings
 from nlue.results import CONTAMINATION_FOLDER as FOLDER
 from nlue.results import write_json_atomic
-from nlue.results_files import BadResultsFile, read_json_object
+from nlue.results_files import read_versioned_object
 from nlue.version import __version__
 
 FORMAT = "nlue-contamination"
@@ -151,17 +151,9 @@ def _check_item(path: Path, where: str, record: Any) -> None:
 
 def read_findings(path: Path) -> dict[str, Any]:
     """A contamination file, checked (module docstring): a :class:`BadFindingsFile` names what is wrong."""
-    try:
-        data = read_json_object(path, max_bytes=MAX_BYTES, what="contamination file")
-    except BadResultsFile as exc:
-        raise BadFindingsFile(str(exc)) from None
-    if data.get("format") != FORMAT:
-        raise _fail(path, "format", repr(FORMAT))
-    if data.get("schema_version") != SCHEMA_VERSION:
-        raise _fail(path, "schema_version", f"{SCHEMA_VERSION} (this nlue reads no other)")
-    tasks = data.get("tasks")
-    if not isinstance(tasks, dict):
-        raise _fail(path, "tasks", "an object of tasks")
+    data = read_versioned_object(path, file_format=FORMAT, schema_version=SCHEMA_VERSION, max_bytes=MAX_BYTES,
+                                 what="contamination file", error=BadFindingsFile)  # fmt: skip
+    tasks = data["tasks"]
     for task, entry in tasks.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("items"), list):
             raise _fail(path, f"tasks.{task}.items", "a list of items")

@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from nlue.cli_lists import add_name_list, task_names
-from nlue.cli_support import add_logging_options, add_task_file_option, command_parser, run_with_parser
+from nlue.cli_support import (
+    add_logging_options,
+    add_settings_options,
+    add_task_file_option,
+    command_parser,
+    run_with_parser,
+    settings_from,
+)
 from nlue.errors import NlueError
 from nlue.evals.memorisation.control_pools import SAMPLE, SHUFFLED, Pool, file_pool, in_script_share, sample_pool
 from nlue.evals.memorisation.probes_file import default_path, probes_document, write_probes
@@ -65,10 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_name_list(parser, "--tasks", valid=task_names(), what="task", help="only these tasks (default: every one)")
     parser.add_argument("--split", default="test", help="the split probed (%(default)s)")
     parser.add_argument("--limit", type=int, help="only the first N items of each task (the file's name ends -limitN)")
-    for f in dataclasses.fields(ProbeSettings):
-        flags = [f"--{f.name.replace('_', '-')}", *(["--bootstrap"] if f.name == "bootstrap_resamples" else [])]
-        parser.add_argument(*flags, type=type(f.default), default=f.default,
-                            help=f"{f.metadata['help']} (%(default)s)")  # fmt: skip
+    add_settings_options(parser, ProbeSettings, {"bootstrap_resamples": ["--bootstrap"]})
     parser.add_argument("--controls", default=SAMPLE, metavar="sample|shuffled|FILE",
                         help="what items are held against: nlue's own sample texts of the task (default), the "
                         "item's words shuffled (a floor: any fluent model prefers real order), or a text/JSONL file "
@@ -87,7 +91,7 @@ def check_arguments(args: argparse.Namespace) -> ProbeSettings:
         raise NlueError(ENDPOINT_REFUSAL)
     if args.backend not in ("auto", "transformers"):
         raise NlueError(f"--backend {args.backend}: the probes run a local causal LM (--backend transformers)")
-    settings = ProbeSettings(**{f.name: getattr(args, f.name) for f in dataclasses.fields(ProbeSettings)})
+    settings = settings_from(args, ProbeSettings)
     if not 0 < settings.k <= 100:
         raise NlueError(f"--k {settings.k:g}: expected a percentage above 0, at most 100")
     if settings.min_words < 2 or settings.bootstrap_resamples < 0:

@@ -35,7 +35,7 @@ from nlue.evals.memorisation.minkpp import MEASURES
 from nlue.evals.memorisation.summary import completion_summary, task_summary
 from nlue.results import MEMORISATION_FOLDER as FOLDER
 from nlue.results import write_json_atomic
-from nlue.results_files import BadResultsFile, read_json_object
+from nlue.results_files import read_versioned_object
 from nlue.run_identity import limit_suffix
 from nlue.version import __version__
 
@@ -147,16 +147,8 @@ def _check_task(path: Path, task: str, entry: Any) -> None:
 
 def read_probes(path: Path) -> dict[str, Any]:
     """A memorisation file, checked (module docstring): a :class:`BadProbesFile` names what is wrong."""
-    try:
-        data = read_json_object(path, max_bytes=MAX_BYTES, what="memorisation file")
-    except BadResultsFile as exc:
-        raise BadProbesFile(str(exc)) from None
-    if data.get("format") != FORMAT:
-        raise _fail(path, "format", repr(FORMAT))
-    if data.get("schema_version") != SCHEMA_VERSION:
-        raise _fail(path, "schema_version", f"{SCHEMA_VERSION} (this nlue reads no other)")
-    if not isinstance(data.get("tasks"), dict):
-        raise _fail(path, "tasks", "an object of tasks")
+    data = read_versioned_object(path, file_format=FORMAT, schema_version=SCHEMA_VERSION, max_bytes=MAX_BYTES,
+                                 what="memorisation file", error=BadProbesFile)  # fmt: skip
     for task, entry in data["tasks"].items():
         _check_task(path, task, entry)
     return data
