@@ -103,7 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="cyclic: also ask every item under each rotation of its options (key moved with them) and "
                      "report accuracy per rotation, consistency and letter bias (ours; default %(default)s: as given)")  # fmt: skip
     _wordings_option(mcq)
-    mcq.add_argument("--show-prompt", action="store_true", help="print the first prompt(s) and exit; no model call")
+    mcq.add_argument("--show-prompt", action="store_true",
+                     help="print the first item's prompt(s) and exit, no model call: with --wordings all its prompt in "
+                     "each wording, with --option-orders cyclic under each rotation, each labelled")  # fmt: skip
     mcq.add_argument("--no-chart", action="store_true", help="skip the PNG chart (no matplotlib needed)")
     _run_options(mcq)
     add_logging_options(mcq)
@@ -165,6 +167,30 @@ def _languages(args: argparse.Namespace) -> list[str]:
     return list(PROMPT_LANGUAGES) if args.prompt_language == "both" else [args.prompt_language]
 
 
+def _prompt_variants(args: argparse.Namespace, task: Any, language: str, item: dict) -> list[tuple[str, Any, dict]]:
+    """What ``--show-prompt`` shows of one item: each wording (``--wordings all``) under each option order
+    (``--option-orders cyclic``), labelled; one unlabelled prompt when neither option is given."""
+    from nlue.evals.llm.wordings import require_wordings
+    from nlue.evals.mcq.permute import CYCLIC, option_count, rotate_item
+    from nlue.registry.kinds.mcq_text import LETTERS
+    from nlue.registry.wordings import worded_task, wording_names
+
+    require_wordings([task], language, args.wordings)
+    names = wording_names(task, language) if args.wordings != MAIN else (MAIN,)
+    k = option_count(item)
+    rotations = range(k) if args.option_orders == CYCLIC else range(1)
+    variants = []
+    for name in names:
+        for rotation in rotations:
+            label = f" · wording {name}" if args.wordings != MAIN else ""
+            if args.option_orders == CYCLIC:
+                label += (
+                    f" · rotation {rotation} (order shown {''.join(LETTERS[(j + rotation) % k] for j in range(k))})"
+                )
+            variants.append((label, worded_task(task, language, name), rotate_item(item, rotation)))
+    return variants
+
+
 def show_prompts(args: argparse.Namespace) -> int:
     from nlue.evals.mcq.loglik import TARGET_DELIMITER, loglik_context, option_strings
     from nlue.evals.mcq.run import exam_task, load_exam, resolve_language, without_gold
@@ -175,15 +201,17 @@ def show_prompts(args: argparse.Namespace) -> int:
     for role in _languages(args):
         language = resolve_language(task, role)
         for item in items:
-            visible = without_gold(item, task)
-            form = "chat messages" if chat else "plain text"
-            print(f"===== {task.name} · item {item.get('id')} · {language} prompt · {args.shots}-shot · {form} =====")
-            if args.mode == "generate":
-                print(show_prompt(render(visible, language, args.shots, pool, chat, args.seed, task=task)))
-            else:
-                print(loglik_context(visible, language, args.shots, pool, args.choices, args.seed, task))
-                options = ", ".join(repr(TARGET_DELIMITER + o) for o in option_strings(visible, args.choices))
-                print(f"----- continuations scored: {options}")
+            for label, worded, shown in _prompt_variants(args, task, language, item):
+                visible = without_gold(shown, worded)
+                form = "chat messages" if chat else "plain text"
+                print(f"===== {task.name} · item {item.get('id')} · {language} prompt · {args.shots}-shot · {form}"
+                      f"{label} =====")  # fmt: skip
+                if args.mode == "generate":
+                    print(show_prompt(render(visible, language, args.shots, pool, chat, args.seed, task=worded)))
+                else:
+                    print(loglik_context(visible, language, args.shots, pool, args.choices, args.seed, worded))
+                    options = ", ".join(repr(TARGET_DELIMITER + o) for o in option_strings(visible, args.choices))
+                    print(f"----- continuations scored: {options}")
     return 0
 
 
