@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,65 @@ def test_show_prompt_shows_every_wording_and_rotation(
         assert f"A. {first_shown}" in body or f"A) {first_shown}" in body
     assert blocks[0].partition(" =====\n")[2] == plain.split("===== ")[1].partition(" =====\n")[2]
     assert not (tmp_path / "build").exists()
+
+
+# ------------------------------------------------------------------ a user task asked in two wordings
+TOPIC_WORDING = """\
+    wordings:
+    - name: short
+      instruction: समाचारको विषय छान्नुहोस्।
+"""
+WORDING_RUN = "reader__ne-0shot-wordings-all"
+
+
+@dataclass(frozen=True)
+class UserWordingRun:
+    task_file: Path
+    results: Path
+    spread: float  # sklearn's: macro-F1 of the gold answers minus that of answering "politics" throughout
+
+
+@pytest.fixture(scope="module")
+def user_wording_run(tmp_path_factory: pytest.TempPathFactory) -> UserWordingRun:
+    """A user task (ours, from tests/user_tasks.py) with a second wording, asked by a stand-in model that is right
+    under the main wording and answers the first topic under the other (no model, no server)."""
+    from sklearn.metrics import f1_score
+
+    from nlue.evals.llm.nlue_llm import run_nlue_llm, task_splits
+    from nlue.registry.tasks import get_task, registered_task_files
+    from tests.test_prompt_wordings import GOLD, WordingReader
+    from tests.user_tasks import build_user_task, write_user_tasks
+
+    root = tmp_path_factory.mktemp("user-wordings")
+    task_file = write_user_tasks(root / "sources")["ne_news_topic"]
+    text = task_file.read_text(encoding="utf-8")
+    task_file.write_text(text.replace("\ndata:\n", f"\n{TOPIC_WORDING}data:\n", 1), encoding="utf-8")
+    repo = build_user_task(task_file, root / "build").repo_dir
+    results = root / "results"
+    with registered_task_files([task_file]):
+        task = get_task("ne_news_topic")
+        test, _ = task_splits(str(repo), task, 0, None)
+        model = WordingReader(task, "ne", {"main": GOLD, "short": 0}, list(test))
+        run_nlue_llm(model, str(repo), [task], "ne", 0, results, WORDING_RUN, bootstrap_resamples=50, wordings="all")
+    golds = list(test[task.label_field])
+    spread = 1.0 - f1_score(golds, [0] * len(golds), average="macro")
+    return UserWordingRun(task_file, results, spread)
+
+
+def test_a_user_tasks_report_section_shows_its_wordings(user_wording_run: UserWordingRun) -> None:
+    """issue 32 follow-up, item 2: the report's section of a task from a task file has the prompt-wording table
+    of its --wordings all runs, as the shipped tasks' sections do."""
+    from nlue.evals.report.declared import declared_sections
+    from nlue.registry.tasks import registered_task_files
+    from nlue.results_folders import ResultsFolder
+
+    results = user_wording_run.results
+    with registered_task_files([user_wording_run.task_file]):
+        (section,), skipped = declared_sections([ResultsFolder(results, results)])
+    assert skipped == []
+    tables = {getattr(part, "key", None): part for part in section.parts}
+    table = tables["declared_ne_news_topic_prompt_wordings"]
+    (row,) = table.frame.to_dict("records")
+    assert row["run"] == WORDING_RUN and row["task"] == "ne_news_topic"
+    assert row["spread (points)"] == pytest.approx(100 * user_wording_run.spread, abs=0.01)
+    assert row["score, main wording (%)"] == pytest.approx(100.0) and "short" in row["wordings (%)"]

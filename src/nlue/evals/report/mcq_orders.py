@@ -54,10 +54,13 @@ def _record(file: ResultFile, section: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def order_table(files: Sequence[ResultFile]) -> Table | None:
+def order_table(
+    files: Sequence[ResultFile],
+    key: str = "mcq_option_orders",
+    title: str = "Our runs · option-order robustness (cyclic rotations)",
+) -> Table | None:
     """The table of the exam runs that hold an option-order section; None when none does."""
     records = [_record(f, f.details[SECTION]) for f in files if isinstance(f.details.get(SECTION), Mapping)]
     if not records:
         return None
-    return Table("mcq_option_orders", "Our runs · option-order robustness (cyclic rotations)",
-                 pd.DataFrame(records), [OURS] * len(records), notes=[NOTE])  # fmt: skip
+    return Table(key, title, pd.DataFrame(records), [OURS] * len(records), notes=[NOTE])
