@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,3 +108,57 @@ def test_a_user_tasks_report_section_shows_its_wordings(user_wording_run: UserWo
     assert row["run"] == WORDING_RUN and row["task"] == "ne_news_topic"
     assert row["spread (points)"] == pytest.approx(100 * user_wording_run.spread, abs=0.01)
     assert row["score, main wording (%)"] == pytest.approx(100.0) and "short" in row["wordings (%)"]
+
+
+def _tampered(results: Path, tmp_path: Path, change) -> Path:
+    copy = tmp_path / "results"
+    shutil.copytree(results, copy)
+    path = copy / WORDING_RUN / "ne_news_topic.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return copy
+
+
+def test_the_space_shows_the_checked_wording_spread_beside_the_score(
+    user_wording_run: UserWordingRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 32 follow-up, item 3: the leaderboard tab has a table of the run's score with its wording spread beside
+    it, recomputed first (a tampered spread is left out with the reason, never shown), with no option-order
+    columns when no run has option orders; the exams tab has none; the page builds."""
+    import gradio as gr
+
+    from nlue.boards.robustness import robustness_board_of
+    from nlue.registry.tasks import registered_task_files
+    from nlue.results_folders import ResultsFolder
+    from nlue.space.robustness_section import build_robustness_board
+    from nlue.space.settings import SpaceSettings
+    from nlue.space.ui import build_demo
+
+    results = user_wording_run.results
+    with registered_task_files([user_wording_run.task_file]):
+        board = robustness_board_of([ResultsFolder(results, results)], exams=False)
+        assert robustness_board_of([ResultsFolder(results, results)], exams=True).rows == []
+        (row,) = board.rows
+        assert board.skipped == [] and "consistent (%)" not in board.columns and "order spread (points)" not in row
+        assert row["score (%)"] == pytest.approx(100.0) and row["check"] == "✓ recomputed"
+        assert row["wording spread (points)"] == pytest.approx(100 * user_wording_run.spread, abs=0.01)
+        assert row["wordings (%)"].startswith("main 100.0 · short ")
+
+        def cheat(data: dict) -> None:
+            data["details"]["prompt_wording_robustness"]["spread"] = 0.0
+
+        copy = _tampered(results, tmp_path, cheat)
+        refused = robustness_board_of([ResultsFolder(copy, copy)], exams=False)
+        assert refused.rows == [] and len(refused.skipped) == 1 and "spread: stored 0.0" in refused.skipped[0]
+
+        monkeypatch.setenv("NLUE_CACHE", str(tmp_path / "cache"))
+        (tmp_path / "models").mkdir()
+        demo = build_demo(SpaceSettings(models=tmp_path / "models", results_dir=results))
+        tables = {b.elem_id: b.value for b in demo.blocks.values() if isinstance(b, gr.Dataframe)}
+    shown = tables["robustness-table"]
+    assert "wording spread (points)" in shown["headers"] and len(shown["data"]) == 1
+    assert "exam-robustness-table" not in tables
+    with gr.Blocks() as empty:
+        assert build_robustness_board(robustness_board_of([], exams=True), "x") is False
+    assert not empty.blocks
