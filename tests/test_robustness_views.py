@@ -162,3 +162,55 @@ def test_the_space_shows_the_checked_wording_spread_beside_the_score(
     with gr.Blocks() as empty:
         assert build_robustness_board(robustness_board_of([], exams=True), "x") is False
     assert not empty.blocks
+
+
+# ------------------------------------------------------------------ the lm-eval export of every wording
+def _harness_prompts(folder: Path, names: list[str]) -> dict[str, list[str]]:
+    """What lm-evaluation-harness itself renders for each test doc of each named task (no model asked)."""
+    lm_eval_tasks = pytest.importorskip("lm_eval.tasks")
+
+    manager = lm_eval_tasks.TaskManager(include_path=str(folder), include_defaults=False)
+    loaded = manager.load(names)["tasks"]
+    return {name: [task.doc_to_text(doc) for doc in task.test_docs()] for name, task in loaded.items()}
+
+
+@pytest.mark.parametrize("which", ["nlue", "exam"])
+def test_the_lm_eval_export_holds_every_wording_as_nlue_renders_it(
+    sample_build, exam_build, tmp_path: Path, capsys: pytest.CaptureFixture, which: str
+) -> None:
+    """issue 32 follow-up, item 4: `nlue export lm-eval --wordings all` writes each other wording as a task of its
+    own, in a group with the main one, and lm-eval renders every test item of it as nlue's own evaluator renders
+    that wording; without the option the export is the main wording alone, as before."""
+    import yaml
+
+    from nlue.data.access import load_task
+    from nlue.evals.llm.nlue_llm import render_prompt
+    from nlue.evals.mcq.loglik import loglik_context
+    from nlue.evals.mcq.run import without_gold
+    from nlue.registry.tasks import get_task
+
+    name, language = ("sa", "ne") if which == "nlue" else ("mcq_ne", "ne")
+    build = sample_build if which == "nlue" else exam_build
+    folder = tmp_path / "yaml"
+    argv = ["export", "lm-eval", "--out", str(folder), "--dataset", str(build.repo_dir), "--tasks", name,
+            "--languages", language]  # fmt: skip
+    assert main(argv) == 0 and not list(folder.glob("*wordings*"))
+    assert main([*argv, "--wordings", "all"]) == 0
+    assert f"nlue_{name}_{language}_wordings" in capsys.readouterr().out
+    task = get_task(name)
+    others = wording_names(task, language)[1:]
+    group = yaml.safe_load((folder / f"nlue_{name}_{language}_wordings.yaml").read_text(encoding="utf-8"))
+    assert group["task"] == [f"nlue_{name}_{language}", *(f"nlue_{name}_{language}_{w}" for w in others)]
+    benchmark_groups = [yaml.safe_load(p.read_text("utf-8")) for p in folder.glob("*.yaml") if "wordings" not in p.name]
+    assert [g["task"] for g in benchmark_groups if "group" in g] == [[f"nlue_{name}_{language}"]]
+    rendered = _harness_prompts(folder, [group["group"]])
+    test = list(load_task(str(build.repo_dir), task)["test"])
+    for wording in ("main", *others):
+        worded = worded_task(task, language, wording)
+        if which == "nlue":
+            ours = [render_prompt(worded, item, language) for item in test]
+        else:
+            ours = [loglik_context(without_gold(item, worded), language, 0, [], "letters", 0, worded) for item in test]
+        theirs = rendered[f"nlue_{name}_{language}" + ("" if wording == "main" else f"_{wording}")]
+        assert theirs == ours, wording
+    assert rendered[f"nlue_{name}_{language}"] != rendered[f"nlue_{name}_{language}_{others[0]}"]
