@@ -261,7 +261,13 @@ def export_lm_eval(
     logger.info("wrote %d lm-eval task files to %s", len(files), out)
     other = sorted({language for task in chosen for language in task.prompts} - set(chosen_languages))
     return LmEvalExport(
-        tuple(files), tuple(names), tuple(groups), tuple(not_in_dataset), tuple(no_prompt), tuple(other), configs,
+        tuple(files),
+        tuple(names),
+        tuple(groups),
+        tuple(not_in_dataset),
+        tuple(no_prompt),
+        tuple(other),
+        configs,
         tuple(worded),
     )
 
