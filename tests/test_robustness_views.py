@@ -214,3 +214,78 @@ def test_the_lm_eval_export_holds_every_wording_as_nlue_renders_it(
         theirs = rendered[f"nlue_{name}_{language}" + ("" if wording == "main" else f"_{wording}")]
         assert theirs == ours, wording
     assert rendered[f"nlue_{name}_{language}"] != rendered[f"nlue_{name}_{language}_{others[0]}"]
+
+
+# ------------------------------------------------------------------ intervals of the option-order shares
+def test_the_consistent_and_letter_shares_have_item_bootstrap_intervals() -> None:
+    """issue 32 follow-up, item 5: the consistent share and each letter's share get a 95% percentile interval over
+    items (an item's rotations drawn together), the same as a plain numpy bootstrap of the items with the run's
+    seed gives; verify draws them again from the rows and refuses a changed interval, seed or a missing seed."""
+    import numpy as np
+
+    from nlue.evals.mcq.order_robustness import FIELD, SECTION, ask_rotations, disagreements, order_text
+    from nlue.evals.mcq.permute import rotated_items
+    from tests.test_mcq_option_orders import _asker, _gold_text, _items, _rows
+
+    items = _items(tuple(i % 4 for i in range(24)))
+    ask = _asker(lambda item: _gold_text(item) if int(item["id"].split("-")[1]) % 3 else "A")  # 2 in 3 consistent
+    resamples, seed = 300, 11
+    orders = ask_rotations(ask, items, ask(rotated_items(items, 0)), "cyclic", resamples, seed)
+    section, rows = orders.section, _rows(items, orders.records)
+    assert section["consistent_share"] == pytest.approx(16 / 24) and section["bootstrap"] == {"resamples": 300,
+                                                                                               "seed": 11}  # fmt: skip
+    # the same resamples, drawn here without nlue: per item, consistent (0/1) and the share of its answers per letter
+    consistent = np.array([len({r["option"] for r in rec}) == 1 for rec in orders.records], dtype=float)
+    chosen_a = np.array([sum(r["key"] == "A" for r in rec) / 4 for rec in orders.records])
+    drawn = np.random.default_rng(seed).integers(0, len(items), size=(resamples, len(items)))
+    for values, low, high in ((consistent, section["consistent_share_ci_low"], section["consistent_share_ci_high"]),
+                              (chosen_a, *section["letter_choice_share_intervals"]["A"])):  # fmt: skip
+        assert (low, high) == pytest.approx(tuple(np.quantile(values[drawn].mean(axis=1), [0.025, 0.975])))
+        assert low < values.mean() < high
+    assert section["letter_choice_share_intervals"]["invalid"] == [0.0, 0.0]
+    assert disagreements(section, rows) == []
+    text = order_text(section)
+    low, high = (100 * section[f"consistent_share_ci_{end}"] for end in ("low", "high"))
+    assert f"66.7% [95% CI {low:.1f}, {high:.1f}] of 24 items" in text and "chosen 95% CI" in text
+
+    changed = {**section, "consistent_share_ci_high": 1.0}
+    assert any("consistent_share_ci_high: stored 1.0" in p for p in disagreements(changed, rows))
+    assert disagreements({**section, "bootstrap": {"resamples": 300, "seed": 12}}, rows)  # another seed, other draws
+    unseeded = {k: v for k, v in section.items() if k != "bootstrap"}
+    assert any("without the resamples and seed" in p for p in disagreements(unseeded, rows))
+    assert any("not a resample count" in p for p in disagreements({**section, "bootstrap": {"resamples": 10**9,
+                                                                                            "seed": 1}}, rows))  # fmt: skip
+    assert FIELD in rows[0] and SECTION == "option_order_robustness"
+    none = ask_rotations(ask, items, ask(rotated_items(items, 0)), "cyclic", 0, seed).section
+    assert "bootstrap" not in none and "consistent_share_ci_low" not in none and disagreements(none, rows) == []
+
+
+def test_a_cyclic_exam_run_shows_its_intervals_in_the_report_and_the_space(
+    exam_build, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """issue 32 follow-up, items 3 and 5: an exam run with --option-orders cyclic: the report's option-order table
+    has the consistent share's interval and the letters'; the Space's Exams tab shows the consistent share and its
+    interval beside the score (verified), the leaderboard tab's table has no exam row."""
+    import csv
+
+    from nlue.boards.robustness import robustness_board_of
+    from nlue.evals.mcq.run import run_mcq
+    from nlue.registry.tasks import get_task
+    from nlue.results_folders import ResultsFolder
+    from tests.test_mcq_option_orders import FakeExamTaker, gold_text
+
+    dataset = str(exam_build.repo_dir)
+    items, _ = load_exam(dataset, get_task("mcq_ne"), 0, 6)
+    run = run_mcq(FakeExamTaker(items, gold_text), dataset, "mcq_ne", "en", 0, tmp_path, "taker", limit=6,
+                  bootstrap_resamples=100, chart=False, option_orders="cyclic")  # fmt: skip
+    section = run.result.details["option_order_robustness"]
+    assert section["consistent_share"] == section["consistent_share_ci_low"] == section["consistent_share_ci_high"] == 1
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "report"), "-q"]) == 0
+    with (tmp_path / "report" / "mcq_option_orders.csv").open(encoding="utf-8") as handle:
+        (row,) = csv.DictReader(handle)
+    assert row["consistent 95% CI"] == "100.0–100.0" and row["chosen 95% CI"].startswith("A ")
+    folders = [ResultsFolder(tmp_path, tmp_path)]
+    (shown,) = robustness_board_of(folders, exams=True).rows
+    assert (shown["consistent (%)"], shown["95% CI (consistent)"], shown["score (%)"]) == (100.0, "100.0–100.0", 100.0)
+    assert "wording spread (points)" not in robustness_board_of(folders, exams=True).columns
+    assert robustness_board_of(folders, exams=False).rows == []
