@@ -289,3 +289,32 @@ def test_a_cyclic_exam_run_shows_its_intervals_in_the_report_and_the_space(
     assert (shown["consistent (%)"], shown["95% CI (consistent)"], shown["score (%)"]) == (100.0, "100.0–100.0", 100.0)
     assert "wording spread (points)" not in robustness_board_of(folders, exams=True).columns
     assert robustness_board_of(folders, exams=False).rows == []
+
+
+def test_show_prompt_of_the_nlue_tasks_is_what_a_run_sends_in_each_wording(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """issue 32 follow-up, item 1: `nlue llm nlue --show-prompt --wordings all` prints each task's first prompt in
+    every wording, labelled, byte for byte what a run sends (a stand-in model records it); no model is loaded."""
+    from nlue.evals.llm.nlue_generate import run_nlue_generation
+    from nlue.evals.llm.nlue_llm import task_splits
+    from nlue.registry.tasks import get_task
+    from tests.test_prompt_wordings import GOLD, WordingReader
+
+    base = ["llm", "nlue", "--model", str(tmp_path / "no-such-model"), "--tasks", "sa", "--show-prompt", "--shots",
+            "1", "--mode", "generate", "--no-chat", "--results-dir", str(tmp_path / "results")]  # fmt: skip
+    assert main([*base, "--wordings", "all"]) == 0
+    blocks = capsys.readouterr().out.split("===== ")[1:]
+    task = get_task("sa")
+    names = wording_names(task, "en")
+    assert [b.partition(" =====\n")[0].rsplit("wording ", 1)[-1] for b in blocks] == list(names)
+    test, _ = task_splits(None, task, 1, 1)
+    model = WordingReader(task, "en", dict.fromkeys(names, GOLD), list(test))
+    run_nlue_generation(model, None, [task], "en", 1, tmp_path / "run", "reader", limit=1, wordings="all",
+                        chat=False, bootstrap_resamples=10)  # fmt: skip
+    assert [b.partition(" =====\n")[2] for b in blocks] == [f"{text}\n" for text in model.texts]
+    assert main(base) == 0 and "wording" not in capsys.readouterr().out
+    assert main([*base[:7], "--mode", "loglik", *base[-2:]]) == 0
+    shown = capsys.readouterr().out
+    assert "· log-likelihood =====" in shown and "continuations scored: ' negative', ' positive'" in shown
+    assert not (tmp_path / "results").exists()

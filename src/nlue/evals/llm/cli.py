@@ -128,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     nlue.add_argument("--max-new-tokens", type=int,
                       help=f"generate mode: tokens for the answer (default {DEFAULT_LABEL_TOKENS}, a label word)")  # fmt: skip
     _wordings_option(nlue)
+    nlue.add_argument("--show-prompt", action="store_true",
+                      help="print each task's first prompt and exit, no model call (--mode auto shows the "
+                      "log-likelihood one); with --wordings all its prompt in each wording, each labelled")  # fmt: skip
     _run_options(nlue)
     add_logging_options(nlue)
     return parser
@@ -256,6 +259,8 @@ def run_nlue_command(args: argparse.Namespace) -> int:
     asked_mode = None if args.mode == AUTO_MODE else args.mode
     for language in languages:  # tasks without a prompt, or none left for the mode, are refused before a model loads
         require_wordings(nlue_tasks(args.tasks, language, asked_mode, warn=False), language, args.wordings)
+    if args.show_prompt:
+        return show_nlue_prompts(args, languages)
     if args.dry_run:
         from nlue.evals.llm.dry_run import dry_run
 
@@ -263,6 +268,35 @@ def run_nlue_command(args: argparse.Namespace) -> int:
     with _answer_store(args) as journal:
         _nlue_runs(args, load_model(model_spec_from_args(args, journal=journal)))
     print(answers_line(journal))
+    return 0
+
+
+def show_nlue_prompts(args: argparse.Namespace, languages: Sequence[str]) -> int:
+    """Each task's first test item as the run would ask it, in every wording asked; no model is loaded."""
+    from nlue.evals.llm.nlue_generate import generation_prompts
+    from nlue.evals.llm.nlue_llm import TARGET_DELIMITER, demonstrations, nlue_tasks, render_prompt, task_splits
+    from nlue.registry.wordings import worded_task, wording_names
+
+    mode = "loglik" if args.mode == AUTO_MODE else args.mode
+    chat = _chat_for_preview(args) if mode == "generate" else False
+    for language in languages:
+        for task in nlue_tasks(args.tasks, language, mode, warn=False):
+            test, pool = task_splits(args.dataset, task, args.shots, 1)
+            names = wording_names(task, language) if args.wordings != MAIN else (MAIN,)
+            for name in names:
+                worded = worded_task(task, language, name)
+                label = f" · wording {name}" if args.wordings != MAIN else ""
+                form = ("chat messages" if chat else "plain text") if mode == "generate" else "log-likelihood"
+                print(f"===== {task.name} · first test item · {language} prompt · {args.shots}-shot · "
+                      f"{form}{label} =====")  # fmt: skip
+                if mode == "generate":
+                    (prompt,) = generation_prompts(worded, [test[0]], pool, language, args.shots, args.seed)
+                    print(f"[user]\n{prompt}" if chat else prompt)  # a label prompt is one user message
+                else:
+                    print(demonstrations(worded, pool, language, args.shots, args.seed)
+                          + render_prompt(worded, test[0], language))  # fmt: skip
+                    words = worded.kind.llm_template(worded, language)[1]
+                    print(f"----- continuations scored: {', '.join(repr(TARGET_DELIMITER + w) for w in words)}")
     return 0
 
 
