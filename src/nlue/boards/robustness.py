@@ -59,8 +59,11 @@ def _row(found: FoundResults) -> dict[str, Any]:
     if worded:
         listed = [w for w in worded.get("wordings") or [] if isinstance(w, Mapping)]
         scores = [(str(w.get("name")), percent(w.get("primary"))) for w in listed]
-        row |= {"wording spread (points)": percent(worded.get("spread")), "wording std (points)": percent(
-            worded.get("std")), "wordings (%)": " · ".join(f"{n} {'n/a' if v is None else v}" for n, v in scores)}  # fmt: skip
+        row |= {
+            "wording spread (points)": percent(worded.get("spread")),
+            "wording std (points)": percent(worded.get("std")),
+            "wordings (%)": " · ".join(f"{n} {'n/a' if v is None else v}" for n, v in scores),
+        }
     orders = _mapping(details.get(ORDERS))
     if orders:
         row |= {"consistent (%)": percent(orders.get("consistent_share")),

@@ -24,8 +24,9 @@ NOTE = (
     "UrduMMLU names option order as an open question and defines no protocol. Accuracy over all items (invalid "
     "= wrong) per rotation; consistent: the same option chosen under every rotation (an invalid answer counts as "
     "inconsistent); letters chosen: share of every answer. The 95% intervals of the consistent share and of "
-    "each letter's share are percentile-bootstrap intervals over items (an item's rotations resampled together). Under cyclic rotation each letter is the key 25% of "
-    "the time by construction, so a letter chosen far more often is a preference for that position."
+    "each letter's share are percentile-bootstrap intervals over items (an item's rotations resampled "
+    "together). Under cyclic rotation each letter is the key 25% of the time by construction, so a letter "
+    "chosen far more often is a preference for that position."
 )
 
 
