@@ -25,6 +25,7 @@ from nlue.boards.contamination import contamination_board_of
 from nlue.boards.exams import LEGEND as EXAM_LEGEND
 from nlue.boards.leaderboard import styled_frame
 from nlue.boards.nediom import LEGEND as NEDIOM_LEGEND
+from nlue.boards.robustness import robustness_board_of
 from nlue.boards.score_checks import skipped_markdown
 from nlue.boards.sections import exam_board_of, nediom_board_of
 from nlue.boards.tasks import DeclaredBoards, declared_boards
@@ -38,6 +39,7 @@ from nlue.space.declared_section import build_declared_boards
 from nlue.space.handler_errors import api_errors, visitor_errors
 from nlue.space.inference import TRY_TASKS
 from nlue.space.llm_try import build_llm_section
+from nlue.space.robustness_section import build_robustness_board
 from nlue.space.service import SpaceService
 from nlue.space.settings import SpaceSettings
 
@@ -347,6 +349,7 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
     service.data.configs()
     exams, idioms = exam_board_of(settings.results_folders), nediom_board_of(settings.results_folders)
     contamination = contamination_board_of(settings.results_folders)  # empty without findings: nothing shown
+    robust = {exams: robustness_board_of(settings.results_folders, exams) for exams in (False, True)}  # idem
     declared = declared_boards(settings.results_folders) if declared_tasks() else None
     service.warm_up()
     with gr.Blocks(title=text.PAGE_TITLE, analytics_enabled=False, fill_width=True) as demo:
@@ -362,8 +365,10 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
             with gr.Tab("🏆 Leaderboard", id="leaderboard"):
                 _leaderboard_tab(service, declared)
                 build_contamination_board(contamination)
+                build_robustness_board(robust[False], "robustness-table")
             with gr.Tab("📝 Exams (LLMs)", id="exams"):
                 _board_tab(EXAM_LEGEND, exams, "exam-table")
+                build_robustness_board(robust[True], "exam-robustness-table")
             with gr.Tab("🪶 Idioms (neDIOM)", id="nediom"):
                 _board_tab(NEDIOM_LEGEND, idioms, "nediom-table")
             with gr.Tab("About", id="about"):

@@ -6,7 +6,9 @@
 ``lm-eval`` writes one YAML per task and prompt language (``nlue_<task>_<lang>``) and a
 group per benchmark and language (``nlue_<benchmark>_<lang>``), for the tasks the dataset
 has: without ``--tasks``, every exportable task it has a config for (the rest are named
-and left out); a task named in ``--tasks`` that it lacks is an error. ``--dataset`` is what
+and left out); a task named in ``--tasks`` that it lacks is an error. ``--wordings all`` also
+writes each other wording of a prompt as ``nlue_<task>_<lang>_<wording>`` and a group
+``nlue_<task>_<lang>_wordings`` of the main task and its wordings. ``--dataset`` is what
 lm-evaluation-harness hands to ``datasets.load_dataset``: a Hub id, or the folder
 ``nlue build`` wrote (made absolute, since lm_eval may run from another folder).
 """
@@ -25,6 +27,7 @@ from nlue.cli_support import (
     run_with_parser,
 )
 from nlue.evals.export.lm_eval import DEFAULT_LANGUAGES, export_lm_eval, exportable
+from nlue.registry.wordings import MAIN, WORDING_CHOICES
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,6 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
         what="language",
         help="prompt languages, each of which some exported task must have (default: en ne, those the tasks have)",
     )
+    lm_eval.add_argument("--wordings", choices=WORDING_CHOICES, default=MAIN,
+                         help="all: also each other wording of the prompt as a task of its own "
+                         "(nlue_<task>_<lang>_<wording>), grouped with the main one as nlue_<task>_<lang>_wordings "
+                         "(default %(default)s: the main prompt alone)")  # fmt: skip
     return parser
 
 
@@ -60,11 +67,13 @@ def run(args: argparse.Namespace) -> int:
     dataset = args.dataset
     if Path(dataset).is_dir():  # lm_eval may run from another folder: hand it a path that still resolves
         dataset = str(Path(dataset).resolve())
-    export = export_lm_eval(args.out, dataset, args.tasks, args.languages)
+    export = export_lm_eval(args.out, dataset, args.tasks, args.languages, args.wordings)
     print(
         f"wrote {len(export.files)} files to {args.out}: {_count(export.tasks, 'task')} "
         f"and {_count(export.groups, 'group')}"
     )
+    if export.wording_groups:
+        print(f"and a group of each task's wordings: {_count(export.wording_groups, 'group')}")
     if export.not_in_dataset:
         print(f"not exported, {dataset} has no config for them: {', '.join(export.not_in_dataset)}")
     if export.no_prompt:

@@ -12,6 +12,13 @@ written; ``nlue_<benchmark>_all_<lang>`` where a task file's benchmark has its t
 dataset is the one given (a Hub id or a local built repo; lm-eval loads it with
 ``datasets.load_dataset(dataset, task)``), and only the tasks it has a config for are written:
 a YAML lm_eval cannot load is worse than none (:func:`dataset_configs`, :func:`tasks_to_export`).
+
+With ``wordings="all"`` (``--wordings all``) each other wording of a task's prompt in that language
+(:mod:`nlue.registry.wordings`; ours for the shipped tasks) is a task of its own,
+``nlue_<task>_<lang>_<wording>``, rendered from the task as that wording words it (the same template code,
+so the same text nlue's evaluator scores for that wording), and a group ``nlue_<task>_<lang>_wordings``
+holds the main task and its wordings; the benchmark groups keep the main wording alone, so their
+averages stay those of a run without wordings.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import yaml
 from nlue.errors import NlueError
 from nlue.registry.kinds import CAUSAL_LM_LOGLIKELIHOOD
 from nlue.registry.tasks import TaskSpec, get_task
+from nlue.registry.wordings import MAIN, WORDING_CHOICES, worded_task, wording_names
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +49,13 @@ def exportable(task: TaskSpec) -> bool:
     return CAUSAL_LM_LOGLIKELIHOOD in task.kind.evaluators and bool(task.prompts)
 
 
-def task_name(task: TaskSpec, language: str) -> str:
-    return f"nlue_{task.name}_{language}"
+def task_name(task: TaskSpec, language: str, wording: str = MAIN) -> str:
+    """``nlue_<task>_<lang>``, and ``nlue_<task>_<lang>_<wording>`` for a wording other than the main one."""
+    return f"nlue_{task.name}_{language}" + ("" if wording == MAIN else f"_{wording}")
+
+
+def wordings_group_name(task: TaskSpec, language: str) -> str:
+    return f"nlue_{task.name}_{language}_wordings"
 
 
 def group_name(benchmark: str, language: str) -> str:
@@ -53,13 +66,13 @@ def group_name(benchmark: str, language: str) -> str:
     return f"nlue_{benchmark}_all_{language}" if benchmark in TASKS else f"nlue_{benchmark}_{language}"
 
 
-def task_config(task: TaskSpec, language: str, dataset: str) -> dict[str, Any]:
-    """One lm-eval task as a dict (what the YAML holds)."""
-    template, choices = task.kind.llm_template(task, language)
+def task_config(task: TaskSpec, language: str, dataset: str, wording: str = MAIN) -> dict[str, Any]:
+    """One lm-eval task as a dict (what the YAML holds), in one wording of its prompt (the main one by default)."""
+    template, choices = task.kind.llm_template(worded_task(task, language, wording), language)
     splits = task.splits
     fewshot = "train" if "train" in splits else ("demo" if "demo" in splits else None)
     config: dict[str, Any] = {
-        "task": task_name(task, language),
+        "task": task_name(task, language, wording),
         "dataset_path": dataset,
         "dataset_name": task.name,
         "test_split": "test",
@@ -75,6 +88,8 @@ def task_config(task: TaskSpec, language: str, dataset: str) -> dict[str, Any]:
         ],
         "metadata": {"version": EXPORT_VERSION, "exported_by": "nlue", "language": language},
     }
+    if wording != MAIN:
+        config["metadata"]["wording"] = wording
     if fewshot:
         config["fewshot_split"] = fewshot
     if "validation" in splits:
@@ -93,6 +108,7 @@ class LmEvalExport:
     no_prompt: tuple[str, ...]  # ``nlue_<task>_<lang>`` not written: the task has no prompt in that language
     other_languages: tuple[str, ...]  # prompt languages the written tasks have that were not asked for
     configs: tuple[str, ...] | None  # the dataset's configs; None when they could not be determined
+    wording_groups: tuple[str, ...] = ()  # ``nlue_<task>_<lang>_wordings`` written (``wordings="all"``)
 
 
 def dataset_configs(dataset: str) -> tuple[str, ...] | None:
@@ -179,16 +195,23 @@ def prompt_languages(tasks: Sequence[TaskSpec], languages: Iterable[str] | None)
 
 
 def export_lm_eval(
-    out: Path, dataset: str, tasks: Sequence[str] | None = None, languages: Iterable[str] | None = None
+    out: Path,
+    dataset: str,
+    tasks: Sequence[str] | None = None,
+    languages: Iterable[str] | None = None,
+    wordings: str = MAIN,
 ) -> LmEvalExport:
     """Write the YAMLs of ``tasks`` that ``dataset`` has (default: every exportable one it has) into ``out``.
 
     Checked before anything is written (:func:`tasks_to_export`, :func:`prompt_languages`): a
     task the dataset lacks is refused when asked for by name and left out otherwise, so that
     every YAML written is one lm_eval can load. ``languages`` None: :data:`DEFAULT_LANGUAGES`.
+    ``wordings="all"``: each other wording of a prompt too, and a group of them per task and language.
     """
     from nlue.registry.tasks import benchmark_of
 
+    if wordings not in WORDING_CHOICES:
+        raise NlueError(f"wordings must be one of {', '.join(WORDING_CHOICES)}, got {wordings!r}")
     configs = dataset_configs(dataset)
     chosen, not_in_dataset = tasks_to_export(dataset, configs, tasks)
     chosen_languages = prompt_languages(chosen, languages)
@@ -197,6 +220,7 @@ def export_lm_eval(
     names: list[str] = []
     no_prompt: list[str] = []
     groups: dict[str, list[str]] = {}
+    worded: dict[str, list[str]] = {}
     for task in chosen:
         for language in chosen_languages:
             if language not in task.prompts:
@@ -208,7 +232,19 @@ def export_lm_eval(
             files.append(path)
             names.append(config["task"])
             groups.setdefault(group_name(benchmark_of(task).name, language), []).append(config["task"])
-    for group, members in groups.items():
+            others = wording_names(task, language)[1:] if wordings != MAIN else ()
+            for wording in others:
+                config = task_config(task, language, dataset, wording)
+                path = out / f"{config['task']}.yaml"
+                _write_yaml(path, config)
+                files.append(path)
+                names.append(config["task"])
+            if others:
+                worded[wordings_group_name(task, language)] = [task_name(task, language, w) for w in (MAIN, *others)]
+    clash = sorted(set(names) & {*groups, *worded})
+    if clash:
+        raise NlueError(f"a wording's task name is also a group's: {', '.join(clash)}; rename the wording")
+    for group, members in {**groups, **worded}.items():
         path = out / f"{group}.yaml"
         _write_yaml(path, {"group": group, "task": members, "metadata": {"version": EXPORT_VERSION}})
         files.append(path)
@@ -225,7 +261,14 @@ def export_lm_eval(
     logger.info("wrote %d lm-eval task files to %s", len(files), out)
     other = sorted({language for task in chosen for language in task.prompts} - set(chosen_languages))
     return LmEvalExport(
-        tuple(files), tuple(names), tuple(groups), tuple(not_in_dataset), tuple(no_prompt), tuple(other), configs
+        tuple(files),
+        tuple(names),
+        tuple(groups),
+        tuple(not_in_dataset),
+        tuple(no_prompt),
+        tuple(other),
+        configs,
+        tuple(worded),
     )
 
 

@@ -103,7 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="cyclic: also ask every item under each rotation of its options (key moved with them) and "
                      "report accuracy per rotation, consistency and letter bias (ours; default %(default)s: as given)")  # fmt: skip
     _wordings_option(mcq)
-    mcq.add_argument("--show-prompt", action="store_true", help="print the first prompt(s) and exit; no model call")
+    mcq.add_argument("--show-prompt", action="store_true",
+                     help="print the first item's prompt(s) and exit, no model call: with --wordings all its prompt in "
+                     "each wording, with --option-orders cyclic under each rotation, each labelled")  # fmt: skip
     mcq.add_argument("--no-chart", action="store_true", help="skip the PNG chart (no matplotlib needed)")
     _run_options(mcq)
     add_logging_options(mcq)
@@ -126,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     nlue.add_argument("--max-new-tokens", type=int,
                       help=f"generate mode: tokens for the answer (default {DEFAULT_LABEL_TOKENS}, a label word)")  # fmt: skip
     _wordings_option(nlue)
+    nlue.add_argument("--show-prompt", action="store_true",
+                      help="print each task's first prompt and exit, no model call (--mode auto shows the "
+                      "log-likelihood one); with --wordings all its prompt in each wording, each labelled")  # fmt: skip
     _run_options(nlue)
     add_logging_options(nlue)
     return parser
@@ -165,6 +170,30 @@ def _languages(args: argparse.Namespace) -> list[str]:
     return list(PROMPT_LANGUAGES) if args.prompt_language == "both" else [args.prompt_language]
 
 
+def _prompt_variants(args: argparse.Namespace, task: Any, language: str, item: dict) -> list[tuple[str, Any, dict]]:
+    """What ``--show-prompt`` shows of one item: each wording (``--wordings all``) under each option order
+    (``--option-orders cyclic``), labelled; one unlabelled prompt when neither option is given."""
+    from nlue.evals.llm.wordings import require_wordings
+    from nlue.evals.mcq.permute import CYCLIC, option_count, rotate_item
+    from nlue.registry.kinds.mcq_text import LETTERS
+    from nlue.registry.wordings import worded_task, wording_names
+
+    require_wordings([task], language, args.wordings)
+    names = wording_names(task, language) if args.wordings != MAIN else (MAIN,)
+    k = option_count(item)
+    rotations = range(k) if args.option_orders == CYCLIC else range(1)
+    variants = []
+    for name in names:
+        for rotation in rotations:
+            label = f" · wording {name}" if args.wordings != MAIN else ""
+            if args.option_orders == CYCLIC:
+                label += (
+                    f" · rotation {rotation} (order shown {''.join(LETTERS[(j + rotation) % k] for j in range(k))})"
+                )
+            variants.append((label, worded_task(task, language, name), rotate_item(item, rotation)))
+    return variants
+
+
 def show_prompts(args: argparse.Namespace) -> int:
     from nlue.evals.mcq.loglik import TARGET_DELIMITER, loglik_context, option_strings
     from nlue.evals.mcq.run import exam_task, load_exam, resolve_language, without_gold
@@ -175,15 +204,17 @@ def show_prompts(args: argparse.Namespace) -> int:
     for role in _languages(args):
         language = resolve_language(task, role)
         for item in items:
-            visible = without_gold(item, task)
-            form = "chat messages" if chat else "plain text"
-            print(f"===== {task.name} · item {item.get('id')} · {language} prompt · {args.shots}-shot · {form} =====")
-            if args.mode == "generate":
-                print(show_prompt(render(visible, language, args.shots, pool, chat, args.seed, task=task)))
-            else:
-                print(loglik_context(visible, language, args.shots, pool, args.choices, args.seed, task))
-                options = ", ".join(repr(TARGET_DELIMITER + o) for o in option_strings(visible, args.choices))
-                print(f"----- continuations scored: {options}")
+            for label, worded, shown in _prompt_variants(args, task, language, item):
+                visible = without_gold(shown, worded)
+                form = "chat messages" if chat else "plain text"
+                print(f"===== {task.name} · item {item.get('id')} · {language} prompt · {args.shots}-shot · {form}"
+                      f"{label} =====")  # fmt: skip
+                if args.mode == "generate":
+                    print(show_prompt(render(visible, language, args.shots, pool, chat, args.seed, task=worded)))
+                else:
+                    print(loglik_context(visible, language, args.shots, pool, args.choices, args.seed, worded))
+                    options = ", ".join(repr(TARGET_DELIMITER + o) for o in option_strings(visible, args.choices))
+                    print(f"----- continuations scored: {options}")
     return 0
 
 
@@ -228,6 +259,8 @@ def run_nlue_command(args: argparse.Namespace) -> int:
     asked_mode = None if args.mode == AUTO_MODE else args.mode
     for language in languages:  # tasks without a prompt, or none left for the mode, are refused before a model loads
         require_wordings(nlue_tasks(args.tasks, language, asked_mode, warn=False), language, args.wordings)
+    if args.show_prompt:
+        return show_nlue_prompts(args, languages)
     if args.dry_run:
         from nlue.evals.llm.dry_run import dry_run
 
@@ -235,6 +268,35 @@ def run_nlue_command(args: argparse.Namespace) -> int:
     with _answer_store(args) as journal:
         _nlue_runs(args, load_model(model_spec_from_args(args, journal=journal)))
     print(answers_line(journal))
+    return 0
+
+
+def show_nlue_prompts(args: argparse.Namespace, languages: Sequence[str]) -> int:
+    """Each task's first test item as the run would ask it, in every wording asked; no model is loaded."""
+    from nlue.evals.llm.nlue_generate import generation_prompts
+    from nlue.evals.llm.nlue_llm import TARGET_DELIMITER, demonstrations, nlue_tasks, render_prompt, task_splits
+    from nlue.registry.wordings import worded_task, wording_names
+
+    mode = "loglik" if args.mode == AUTO_MODE else args.mode
+    chat = _chat_for_preview(args) if mode == "generate" else False
+    for language in languages:
+        for task in nlue_tasks(args.tasks, language, mode, warn=False):
+            test, pool = task_splits(args.dataset, task, args.shots, 1)
+            names = wording_names(task, language) if args.wordings != MAIN else (MAIN,)
+            for name in names:
+                worded = worded_task(task, language, name)
+                label = f" · wording {name}" if args.wordings != MAIN else ""
+                form = ("chat messages" if chat else "plain text") if mode == "generate" else "log-likelihood"
+                print(f"===== {task.name} · first test item · {language} prompt · {args.shots}-shot · "
+                      f"{form}{label} =====")  # fmt: skip
+                if mode == "generate":
+                    (prompt,) = generation_prompts(worded, [test[0]], pool, language, args.shots, args.seed)
+                    print(f"[user]\n{prompt}" if chat else prompt)  # a label prompt is one user message
+                else:
+                    print(demonstrations(worded, pool, language, args.shots, args.seed)
+                          + render_prompt(worded, test[0], language))  # fmt: skip
+                    words = worded.kind.llm_template(worded, language)[1]
+                    print(f"----- continuations scored: {', '.join(repr(TARGET_DELIMITER + w) for w in words)}")
     return 0
 
 

@@ -80,12 +80,13 @@ def _number_answers(task: Any, items: list[Any], prompts: list[str], outputs: li
                    f"{task.primary_metric} {metrics[task.primary_metric]:.4f} over the parseable answers")  # fmt: skip
 
 
-def _ask(model: LanguageModel, task: Any, items: list[Any], pool: list[Any], language: str, shots: int, chat: bool,
-         max_new_tokens: int, bootstrap_resamples: int, seed: int) -> _Scored:  # fmt: skip
-    """Every item put to ``model`` as ``task``'s prompt words it, the answers read and scored."""
+def generation_prompts(task: Any, items: Sequence[Any], pool: Sequence[Any], language: str, shots: int,
+                       seed: int) -> list[str]:  # fmt: skip
+    """Each item's prompt by generation: demonstrations, the item as ``task``'s prompt words it, then the line
+    that asks for one label word (or a number on the task's scale)."""
     _, words = task.kind.llm_template(task, language)
     prefix = demonstrations(task, pool, language, shots, seed)
-    prompts = [
+    return [
         gen.with_answer_line(prefix + render_prompt(task, item, language), words, language, task.answer_line(language))
         if task.kind.has_classes
         else num.with_number_line(
@@ -93,6 +94,13 @@ def _ask(model: LanguageModel, task: Any, items: list[Any], pool: list[Any], lan
         )
         for item in items
     ]
+
+
+def _ask(model: LanguageModel, task: Any, items: list[Any], pool: list[Any], language: str, shots: int, chat: bool,
+         max_new_tokens: int, bootstrap_resamples: int, seed: int) -> _Scored:  # fmt: skip
+    """Every item put to ``model`` as ``task``'s prompt words it, the answers read and scored."""
+    _, words = task.kind.llm_template(task, language)
+    prompts = generation_prompts(task, items, pool, language, shots, seed)
     outputs = model.generate([gen.label_request(p, chat, max_new_tokens) for p in prompts])
     gen.require_answers(outputs, task.name)
     if task.kind.has_classes:

@@ -14,7 +14,10 @@ the run's mode, with the same demonstrations, and the results file gets a sectio
   inconsistent, so a model that often fails to answer is inconsistent however stable its choices;
   ``consistent_correct_share``: consistent and the gold option;
 * ``letter_choice_shares``: over every answer (items x rotations), the share that chose each letter,
-  and the share that was invalid; ``letter_key_shares``: how often each letter was the key. Under
+  and the share that was invalid;
+* with resampling asked for, ``consistent_share_ci_low``/``_ci_high`` (and the consistent-and-correct
+  share's), ``letter_choice_share_intervals`` (letter -> [low, high]) and the ``bootstrap`` resamples and
+  seed they were drawn with: percentile intervals over items (:mod:`nlue.evals.mcq.order_intervals`); ``letter_key_shares``: how often each letter was the key. Under
   cyclic rotations every item puts its key once at each letter, so the key shares are 1/k each by
   construction (computed, not assumed), and a choice share far from 1/k is a preference for a
   position, not a trace of the exam's own key distribution.
@@ -22,7 +25,8 @@ the run's mode, with the same demonstrations, and the results file gets a sectio
 Per item, the predictions file and ``raw_outputs.jsonl`` hold ``option_orders``: per rotation, the
 letter chosen as shown (``key``, None when invalid), the item's own letter of that option
 (``option``), the invalid category and what the model returned; :func:`disagreements` recomputes
-every point number of the section from those rows (intervals come from resampling and are not).
+every point number of the section from those rows, and the share intervals by drawing them again with
+the stored resamples and seed (the rotations' accuracy intervals are the exam scorer's and are not).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlue.errors import NlueError
+from nlue.evals.mcq.order_intervals import LETTER_INTERVALS, interval_disagreements, share_intervals
 from nlue.evals.mcq.parse import ParseResult
 from nlue.evals.mcq.permute import CYCLIC, GIVEN, original_letter, rotated_items, rotation_count, shown_position
 from nlue.evals.mcq.score import score_answers
@@ -134,10 +139,12 @@ def ask_rotations(
                                seed=seed, groups=())  # fmt: skip
         rotations.append({"rotation": rotation, "order": "".join(LETTERS[(j + rotation) % k] for j in range(k)),
                           **{name: scores.get(name) for name in ROTATION_FIELDS}})  # fmt: skip
-    points = point_numbers([key_letter(item["correct_key"]) for item in items], records)
+    golds = [key_letter(item["correct_key"]) for item in items]
+    points = point_numbers(golds, records)
+    intervals = share_intervals(golds, records, resamples, seed) if resamples else {}
     section = {"protocol": PROTOCOL, "orders": option_orders, "rotations_per_item": k, "n_items": len(items),
                "rotations": rotations, **{k_: v for k_, v in points.items() if k_ != "rotation_accuracy"},
-               "consistency_note": CONSISTENCY_NOTE, "key_note": KEY_NOTE}  # fmt: skip
+               **intervals, "consistency_note": CONSISTENCY_NOTE, "key_note": KEY_NOTE}  # fmt: skip
     return OrderRobustness(section, records)
 
 
@@ -162,7 +169,7 @@ def disagreements(section: Mapping[str, Any], rows: Sequence[Mapping[str, Any]])
     for name, value, expected in pairs:
         if isinstance(value, bool) or not isinstance(value, int | float) or abs(value - expected) > TOLERANCE:
             found.append(f"{SECTION} {name}: stored {value!r}, its predictions give {expected:.6g}")
-    return found
+    return found + interval_disagreements(section, golds, [row[FIELD] for row in rows], SECTION)
 
 
 def _percent(value: Any) -> str:
@@ -187,8 +194,24 @@ def letter_rows(section: Mapping[str, Any]) -> list[list[str]]:
     chosen = section.get("letter_choice_shares") if isinstance(section.get("letter_choice_shares"), Mapping) else {}
     keyed = section.get("letter_key_shares") if isinstance(section.get("letter_key_shares"), Mapping) else {}
     letters = [x for x in keyed if x in LETTERS]
-    return [["", *letters, INVALID], ["chosen %", *(_percent(chosen.get(x)) for x in letters),
-            _percent(chosen.get(INVALID))], ["key %", *(_percent(keyed.get(x)) for x in letters), "-"]]  # fmt: skip
+    rows = [["", *letters, INVALID], ["chosen %", *(_percent(chosen.get(x)) for x in letters),
+            _percent(chosen.get(INVALID))]]  # fmt: skip
+    intervals = section.get(LETTER_INTERVALS)
+    if isinstance(intervals, Mapping):
+        rows.append(["chosen 95% CI", *(_interval(intervals.get(x)) for x in (*letters, INVALID))])
+    return [*rows, ["key %", *(_percent(keyed.get(x)) for x in letters), "-"]]
+
+
+def _interval(pair: Any) -> str:
+    """``[low, high]`` in percent, or "n/a"."""
+    if not isinstance(pair, list | tuple) or len(pair) != 2:
+        return "n/a"
+    return f"[{_percent(pair[0])}, {_percent(pair[1])}]"
+
+
+def _share_interval(section: Mapping[str, Any], name: str) -> str:
+    low, high = section.get(f"{name}_ci_low"), section.get(f"{name}_ci_high")
+    return "" if low is None and high is None else f" [95% CI {_interval([low, high]).strip('[]')}]"
 
 
 def order_text(section: Mapping[str, Any]) -> str:
@@ -200,8 +223,10 @@ def order_text(section: Mapping[str, Any]) -> str:
              f"mean {_percent(section.get('accuracy_mean'))}%, spread (highest - lowest) "
              f"{_percent(section.get('accuracy_spread'))} points",
              f"consistent (same option under every rotation; an invalid answer counts as inconsistent): "
-             f"{_percent(section.get('consistent_share'))}% of {terminal_safe(section.get('n_items'))} items, "
-             f"consistent and correct: {_percent(section.get('consistent_correct_share'))}%",
+             f"{_percent(section.get('consistent_share'))}%{_share_interval(section, 'consistent_share')} of "
+             f"{terminal_safe(section.get('n_items'))} items, consistent and correct: "
+             f"{_percent(section.get('consistent_correct_share'))}%"
+             f"{_share_interval(section, 'consistent_correct_share')}",
              "letters chosen vs keyed, % of every answer (keys spread evenly by construction):",
              text_table(letter_rows(section))]  # fmt: skip
     return "\n".join(lines)

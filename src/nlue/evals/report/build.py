@@ -62,7 +62,7 @@ def build_report(results: Path | Sequence[Path], options: ReportOptions | None =
     board = leaderboard_of(folders)  # NLUE's rows, the paper's first: read once for two sections
     exams, exams_skipped = mcq_section(folders, gathered)
     idioms, idioms_skipped = nediom_section(folders, gathered)
-    declared, declared_skipped = declared_sections(folders)
+    declared, declared_skipped = declared_sections(folders, gathered)
     contamination, contamination_skipped = contamination_section(folders)  # None without findings
     sections = [
         nlue_section(board, gathered),

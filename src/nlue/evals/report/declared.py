@@ -9,7 +9,10 @@ gets a section after the papers' sections, and each task in it:
 * a table of every run (the board of :mod:`nlue.boards.tasks`, as the Space's "Your tasks" tab
   shows it): every metric the task declares with its 95% interval, kind and mode, data (sample data
   flagged) and whether the scores were recomputed from the run's predictions;
-* a bar chart of the primary metric per run with its interval (:func:`nlue.boards.charts.runs_chart`).
+* a bar chart of the primary metric per run with its interval (:func:`nlue.boards.charts.runs_chart`);
+* for the runs on that board made with ``--wordings all`` (or ``--option-orders cyclic``), the same
+  prompt-wording (option-order) table the shipped tasks' sections show (:mod:`nlue.evals.report.wordings`,
+  :mod:`nlue.evals.report.mcq_orders`).
 
 Paired tests between the models run on these tasks are in the significance section, with the papers'.
 """
@@ -28,7 +31,10 @@ from nlue.boards.tasks import (
     primary_column,
 )
 from nlue.boards.text import languages_text
+from nlue.evals.report.mcq_orders import order_table
+from nlue.evals.report.runs import Gathered, gather
 from nlue.evals.report.types import OURS, Chart, Section, Table
+from nlue.evals.report.wordings import wording_table
 from nlue.registry.benchmarks import BENCHMARKS
 from nlue.results_folders import ResultsFolder
 from nlue.text.safe import markdown_text
@@ -97,10 +103,26 @@ def _chart(runs: TaskRuns) -> Chart:
     )
 
 
-def declared_sections(folders: Sequence[ResultsFolder]) -> tuple[list[Section], list[str]]:
+def _robustness(runs: TaskRuns, gathered: Gathered) -> list[Table]:
+    """The prompt-wording and option-order tables of the task's runs on its board (a refused run is not there)."""
+    shown = {score.run for score in runs.scores}
+    files = [f for f in gathered.files if f.task == runs.task.name and f.run in shown]
+    files.sort(key=lambda f: str(f.data.get("created") or ""))
+    title = markdown_text(runs.task.title)
+    worded = wording_table(files, f"declared_{runs.task.name}_prompt_wordings",
+                           f"{title} · prompt wordings (--wordings all)")  # fmt: skip
+    orders = order_table(files, f"declared_{runs.task.name}_option_orders", f"{title} · option orders (cyclic)")
+    return [table for table in (worded, orders) if table is not None]
+
+
+def declared_sections(
+    folders: Sequence[ResultsFolder], gathered: Gathered | None = None
+) -> tuple[list[Section], list[str]]:
     """A section per benchmark of registered task files (none when no task file is registered), and the
-    results files of those tasks that were left out, each with the reason."""
+    results files of those tasks that were left out, each with the reason (``gathered``: the folders' files,
+    read again when not given)."""
     boards = declared_boards(folders)
+    gathered = gathered if gathered is not None else gather(folders)
     by_benchmark: dict[str, list[TaskRuns]] = {}
     for runs in boards.tasks:
         by_benchmark.setdefault(runs.task.benchmark, []).append(runs)
@@ -118,7 +140,7 @@ def declared_sections(folders: Sequence[ResultsFolder]) -> tuple[list[Section], 
             if not runs.scores:
                 section.add(f"*No run of {markdown_text(runs.task.name)} in the results folder.*")
                 continue
-            section.add(_table(runs), _chart(runs))
+            section.add(_table(runs), _chart(runs), *_robustness(runs, gathered))
         if not any(runs.scores for runs in tasks):
             section.empty = "No run of these tasks in the results folder."
         sections.append(section)

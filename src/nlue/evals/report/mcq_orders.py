@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from nlue.boards.exams import percent
+from nlue.evals.mcq.order_intervals import LETTER_INTERVALS
 from nlue.evals.mcq.order_robustness import INVALID, SECTION
 from nlue.evals.report.runs import ResultFile
 from nlue.evals.report.types import OURS, Table
@@ -22,8 +23,10 @@ NOTE = (
     "Ours: each test item asked under the cyclic rotations of its options, the key moved with its option. "
     "UrduMMLU names option order as an open question and defines no protocol. Accuracy over all items (invalid "
     "= wrong) per rotation; consistent: the same option chosen under every rotation (an invalid answer counts as "
-    "inconsistent); letters chosen: share of every answer. Under cyclic rotation each letter is the key 25% of "
-    "the time by construction, so a letter chosen far more often is a preference for that position."
+    "inconsistent); letters chosen: share of every answer. The 95% intervals of the consistent share and of "
+    "each letter's share are percentile-bootstrap intervals over items (an item's rotations resampled "
+    "together). Under cyclic rotation each letter is the key 25% of the time by construction, so a letter "
+    "chosen far more often is a preference for that position."
 )
 
 
@@ -48,16 +51,31 @@ def _record(file: ResultFile, section: Mapping[str, Any]) -> dict[str, Any]:
         "mean (%)": percent(section.get("accuracy_mean")),
         "spread (points)": spread,
         "consistent (%)": percent(section.get("consistent_share")),
+        "consistent 95% CI": _interval(section.get("consistent_share_ci_low"), section.get("consistent_share_ci_high")),
         "consistent and correct (%)": percent(section.get("consistent_correct_share")),
         **{f"{letter} chosen (%)": percent(chosen.get(letter)) for letter in LETTERS},
         "invalid (%)": percent(chosen.get(INVALID)),
+        "chosen 95% CI": " · ".join(
+            f"{letter} {_interval(*pair) if isinstance(pair, list | tuple) and len(pair) == 2 else 'n/a'}"
+            for letter, pair in _mapping(section.get(LETTER_INTERVALS)).items()
+            if letter in (*LETTERS, INVALID)
+        ),
     }
 
 
-def order_table(files: Sequence[ResultFile]) -> Table | None:
+def _interval(low: Any, high: Any) -> str:
+    """An interval in percent (``12.5–40.0``), or empty where the run drew none."""
+    low, high = percent(low), percent(high)
+    return f"{low:.1f}–{high:.1f}" if low is not None and high is not None else ""
+
+
+def order_table(
+    files: Sequence[ResultFile],
+    key: str = "mcq_option_orders",
+    title: str = "Our runs · option-order robustness (cyclic rotations)",
+) -> Table | None:
     """The table of the exam runs that hold an option-order section; None when none does."""
     records = [_record(f, f.details[SECTION]) for f in files if isinstance(f.details.get(SECTION), Mapping)]
     if not records:
         return None
-    return Table("mcq_option_orders", "Our runs · option-order robustness (cyclic rotations)",
-                 pd.DataFrame(records), [OURS] * len(records), notes=[NOTE])  # fmt: skip
+    return Table(key, title, pd.DataFrame(records), [OURS] * len(records), notes=[NOTE])
