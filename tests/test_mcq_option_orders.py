@@ -36,6 +36,7 @@ from nlue.lm.description import Capabilities, ModelDescription
 from nlue.registry.kinds.mcq_text import LETTERS
 from nlue.registry.tasks import get_task
 from nlue.run_identity import identity_key
+from tests.backend_calls import BackendCalls
 
 KEYS = (0, 1, 2, 3)  # four items keyed A, B, C and D
 
@@ -268,31 +269,6 @@ def test_fake_models_through_the_runner(exam_build, tmp_path: Path, mode: str) -
 
 
 # ------------------------------------------------------------------ a real run on a tiny LM, as a user runs it
-class BackendCalls:
-    """Counts what reaches the tiny model itself (below the answer journal): generated prompts, scored pairs."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        import nlue.lm.local as local
-        import nlue.lm.local_scoring as scoring
-
-        self.count = 0
-        generate, score = local.LocalCausalLM._generate_batch, scoring.PrefixSharingScorer.score
-
-        def counted_generate(model, prompts, *args, **kwargs):
-            self.count += len(prompts)
-            return generate(model, prompts, *args, **kwargs)
-
-        def counted_score(scorer, pairs, *args, **kwargs):
-            self.count += len(pairs)
-            return score(scorer, pairs, *args, **kwargs)
-
-        monkeypatch.setattr(local.LocalCausalLM, "_generate_batch", counted_generate)
-        monkeypatch.setattr(scoring.PrefixSharingScorer, "score", counted_score)
-
-    def since(self, before: int) -> int:
-        return self.count - before
-
-
 @pytest.mark.parametrize("mode", ["generate", "loglik"])
 def test_a_tiny_lm_from_the_command_line(
     exam_build, tiny_lms, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, mode: str

@@ -35,6 +35,7 @@ from nlue.registry.kinds.mcq_text import LETTERS
 from nlue.registry.tasks import TASKS, get_task
 from nlue.registry.wordings import MAIN, worded_task, wording_names
 from nlue.run_identity import identity_key
+from tests.backend_calls import BackendCalls
 
 GOLD = "gold"
 
@@ -315,28 +316,6 @@ def test_an_exam_in_each_wording(exam_build, tmp_path: Path, mode: str) -> None:
 
 
 # ------------------------------------------------------------------ a tiny LM through the command line
-class BackendCalls:
-    """Counts what reaches the tiny model itself (below the answer cache): generated prompts, scored pairs."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        import nlue.lm.local as local
-        import nlue.lm.local_scoring as scoring
-
-        self.count = 0
-        generate, score = local.LocalCausalLM._generate_batch, scoring.PrefixSharingScorer.score
-
-        def counted_generate(model, prompts, *args, **kwargs):
-            self.count += len(prompts)
-            return generate(model, prompts, *args, **kwargs)
-
-        def counted_score(scorer, pairs, *args, **kwargs):
-            self.count += len(pairs)
-            return score(scorer, pairs, *args, **kwargs)
-
-        monkeypatch.setattr(local.LocalCausalLM, "_generate_batch", counted_generate)
-        monkeypatch.setattr(scoring.PrefixSharingScorer, "score", counted_score)
-
-
 @pytest.mark.parametrize("mode", ["loglik", "generate"])
 def test_a_tiny_lm_from_the_command_line(
     tiny_lms, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, mode: str
