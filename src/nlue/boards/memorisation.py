@@ -22,8 +22,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from nlue.boards.table import TableBoard, data_label
-from nlue.evals.memorisation.probes_file import BadProbesFile, read_probes
-from nlue.results import MEMORISATION_FOLDER
+from nlue.evals.memorisation.probes_file import BadProbesFile, probe_files, read_probes
 from nlue.results_folders import ResultsFolder
 
 logger = logging.getLogger(__name__)
@@ -110,20 +109,12 @@ def _named(folder: ResultsFolder, name: str) -> str:
     return f"{folder.label}/{name}" if folder.label else name
 
 
-def memorisation_files(results_dir: Path) -> list[Path]:
-    """Every ``*.json`` under ``<results_dir>/memorisation/`` (no symlinks), sorted."""
-    folder = Path(results_dir) / MEMORISATION_FOLDER
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.rglob("*.json") if p.is_file() and not p.is_symlink())
-
-
 def memorisation_board_of(folders: Sequence[ResultsFolder]) -> MemorisationBoard:
     """The rows of every memorisation file of the folders, and the files refused, each with its reason."""
     rows: list[dict[str, Any]] = []
     skipped: list[str] = []
     for folder in folders:
-        paths = memorisation_files(folder.path)
+        paths = probe_files(folder.path)
         skipped += [_named(folder, f"{p.relative_to(folder.path).as_posix()}: not read (more than {MAX_FILES} memorisation "
                           "files)") for p in paths[MAX_FILES:]]  # fmt: skip
         for path in paths[:MAX_FILES]:
