@@ -250,6 +250,11 @@ def test_the_spaces_refresh_button_reads_the_findings_again(results: Path, tmp_p
     pressed = press()
     assert pressed[legend._id]["visible"] is True and pressed[scores._id]["visible"] is True
     assert {row[2] for row in pressed[scores._id]["value"].values.tolist()} == {"sa", "stsb", "mcq_ur"}
+    table = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "leaderboard-table")
+    assert "SA clean (nlue.txt)" in pressed[table._id]["value"].data.columns  # the leaderboard's clean columns too
+    rebuilt = build_demo(settings, SpaceService(settings))  # a page built with findings shows the clean columns
+    table = next(b for b in rebuilt.blocks.values() if getattr(b, "elem_id", None) == "leaderboard-table")
+    assert "STSB clean (nlue.txt)" in table.value["headers"]
     shutil.rmtree(copy / "contamination")
     assert press()[scores._id]["visible"] is False
 
@@ -276,3 +281,35 @@ def test_the_report_shows_the_checked_items_and_clean_scores_with_untrusted_text
     assert 'id="contamination"' in page and "<script>alert" not in page and "&lt;script&gt;alert(1)" in page
     assert "<script>" not in markdown and "\\*corpus\\*" in markdown and "\\|" in markdown
     assert (out / "contamination_checked.csv").is_file()
+
+
+def test_the_leaderboard_has_a_clean_column_only_for_tasks_with_findings(results: Path, tmp_path: Path) -> None:
+    """issue 32, item 2c: the NLUE leaderboard shows "<TASK> clean (<corpus>)" beside the task's score, in both
+    views, for each NLUE task with findings (sa, stsb; not the exam, not rte): the run's clean score from the
+    contamination board, blank for the paper's rows; a corpus name from a file is plain characters in the header;
+    without findings the table is as before."""
+    from nlue.space.service import SpaceService
+    from nlue.space.settings import SpaceSettings
+
+    def frame_of(folder: Path, view: str):
+        (tmp_path / "models").mkdir(exist_ok=True)
+        service = SpaceService(SpaceSettings(models=tmp_path / "models", results_dir=folder))
+        return service.leaderboard_table(view=view)[0]
+
+    shown = {row["task"]: row for row in load_contamination_board(results).scores.rows}
+    for view in ("primary", "paper"):
+        frame = frame_of(results, view)
+        clean = [c for c in frame.columns if " clean (" in c]
+        assert clean == ["SA clean (nlue.txt)", "STSB clean (nlue.txt)"], clean
+        own = [i for i, c in enumerate(frame.columns) if (c == "SA" or c.startswith("SA ")) and c not in clean]
+        assert own and list(frame.columns).index("SA clean (nlue.txt)") == max(own) + 1  # beside the task's score
+        run = frame[frame["Model"] == "tfidf"].iloc[0]
+        assert run["SA clean (nlue.txt)"] == shown["sa"]["clean items (%)"]
+        assert run["STSB clean (nlue.txt)"] == shown["stsb"]["clean items (%)"]
+        assert frame[frame["Model"] != "tfidf"]["SA clean (nlue.txt)"].isna().all()  # the paper's rows
+    copy = _edited_copy(results, tmp_path, lambda d: d["corpus"].update(id=HOSTILE))
+    headers = [c for c in frame_of(copy, "primary").columns if " clean (" in c]
+    assert len(headers) == 2 and not any(set(h) & set('<>="*|') for h in headers), headers
+    bare = tmp_path / "bare"
+    shutil.copytree(results, bare, ignore=shutil.ignore_patterns("contamination"))
+    assert not [c for c in frame_of(bare, "primary").columns if "clean" in c]

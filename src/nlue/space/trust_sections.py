@@ -3,7 +3,8 @@
 The boards are read from the results folders when the page is built (:func:`trust_boards`, before the warm-up
 imports torch in its thread) and again when the leaderboard's "Re-read results folder" button is pressed
 (:func:`trust_updates`: after a Hub results repo has been mirrored again), so that new findings and memorisation
-files show without a restart and removed ones disappear.
+files show without a restart and removed ones disappear. The contamination board is the service's (read with the
+leaderboard, whose clean columns it gives); the memorisation board is read here.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ class TrustBoards:
     memorisation: MemorisationBoard
 
 
-def trust_boards(folders: Sequence[ResultsFolder]) -> TrustBoards:
-    """Both boards of the results folders (empty ones show nothing)."""
-    return TrustBoards(contamination_board_of(folders), memorisation_board_of(folders))
+def trust_boards(folders: Sequence[ResultsFolder], contamination: ContaminationBoard | None = None) -> TrustBoards:
+    """Both boards of the results folders (empty ones show nothing); ``contamination``: already read."""
+    return TrustBoards(contamination or contamination_board_of(folders), memorisation_board_of(folders))
 
 
 def build_trust_sections(boards: TrustBoards) -> list[Any]:
@@ -37,8 +38,7 @@ def build_trust_sections(boards: TrustBoards) -> list[Any]:
     return [*build_contamination_board(boards.contamination), *build_memorisation_board(boards.memorisation)]
 
 
-def trust_updates(folders: Sequence[ResultsFolder]) -> list[Any]:
-    """The results folders read again: an update for each component of :func:`build_trust_sections`."""
-    boards = trust_boards(folders)
+def trust_updates(boards: TrustBoards) -> list[Any]:
+    """An update for each component of :func:`build_trust_sections`, from the boards as read again."""
     shown = [*contamination_updates(boards.contamination), *memorisation_updates(boards.memorisation)]
     return [gr.update(**values) for values in shown]

@@ -315,7 +315,7 @@ def _leaderboard_tab(service: SpaceService, declared: DeclaredBoards | None, tru
             *table_view(selected, *other_controls),
             gr.update(choices=board.kinds, value=selected),
             gr.update(choices=service.chart_models()),
-            *trust_updates(service.settings.results_folders),  # the mirror as just fetched
+            *trust_updates(trust_boards(service.settings.results_folders, service.contamination)),  # as just fetched
         )
 
     _on(refresh.click, on_refresh, controls, [table, status, kinds, chart_models, *trust_components],
@@ -349,7 +349,7 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
     # import in each thread at once can meet a half-imported module ("partially initialized module 'torch'").
     service.data.configs()
     exams, idioms = exam_board_of(settings.results_folders), nediom_board_of(settings.results_folders)
-    trust = trust_boards(settings.results_folders)  # contamination and memorisation; empty without their files
+    trust = trust_boards(settings.results_folders, service.contamination)  # empty without their files: not shown
     declared = declared_boards(settings.results_folders) if declared_tasks() else None
     service.warm_up()
     with gr.Blocks(title=text.PAGE_TITLE, analytics_enabled=False, fill_width=True) as demo:
