@@ -52,8 +52,8 @@ class MemorisationBoard:
 
     @property
     def empty(self) -> bool:
-        """No file was found at all (a refused file still makes the section, to say why it was refused)."""
-        return not self.table.rows and not self.skipped
+        """No file could be read: nothing to show (the refused ones are still listed where files left out are)."""
+        return not self.table.rows
 
 
 def _text(value: Any) -> str:

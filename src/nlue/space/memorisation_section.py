@@ -22,14 +22,14 @@ SKIPPED_SHOWN = 20
 
 
 def memorisation_updates(board: MemorisationBoard) -> list[dict[str, Any]]:
-    """What each component shows for ``board`` (legend, table, files refused): its value and visibility."""
+    """What each component shows for ``board`` (legend, table, files refused): its value and visibility; all
+    hidden when no memorisation file could be read, as the contamination tables are without findings."""
     present = not board.empty
     left_out = "Left out:\n\n" + skipped_markdown(board.skipped, SKIPPED_SHOWN) if board.skipped else ""
     return [
         {"value": f"{INTRO}\n\n{LEGEND}", "visible": present},
-        {"value": board.table.frame(), "column_widths": board.table.column_widths(),
-         "visible": bool(board.table.rows)},
-        {"value": left_out, "visible": bool(board.skipped)},
+        {"value": board.table.frame(), "column_widths": board.table.column_widths(), "visible": present},
+        {"value": left_out, "visible": present and bool(board.skipped)},
     ]  # fmt: skip
 
 

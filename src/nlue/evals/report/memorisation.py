@@ -29,10 +29,11 @@ NOTE = (
 
 
 def memorisation_section(folders: Sequence[ResultsFolder]) -> tuple[Section | None, list[str]]:
-    """The section (None when no folder holds memorisation files) and the files left out of it, with reasons."""
+    """The section (None when no folder holds a memorisation file that could be read) and the files left out of
+    it, with reasons (listed at the end of the report either way)."""
     board = memorisation_board_of(folders)
     if board.empty:
-        return None, []
+        return None, board.skipped
     return _section(board), board.skipped
 
 
@@ -56,9 +57,6 @@ def _section(board: MemorisationBoard) -> Section:
         ],
         sample=any(row.get("data") == SAMPLE_DATA_LABEL for row in board.table.rows),
     )
-    if len(frame):
-        section.add(Table("memorisation", "Ours · memorisation probes per model and task", frame,
-                          [OURS] * len(frame), notes=[NOTE], formats=formats))  # fmt: skip
-    else:
-        section.add("No memorisation file could be read (each is listed at the end with the reason).")
+    section.add(Table("memorisation", "Ours · memorisation probes per model and task", frame,
+                      [OURS] * len(frame), notes=[NOTE], formats=formats))  # fmt: skip
     return section
