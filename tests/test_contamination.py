@@ -189,3 +189,31 @@ def test_the_findings_file_is_checked_when_read_and_passed_by_results_readers(pl
     written.write_text(json.dumps({**data, "schema_version": 2}), encoding="utf-8")
     with pytest.raises(BadFindingsFile, match="schema_version"):
         contaminated_items(written)
+
+
+def test_a_gmet_sentence_with_its_word_in_place_is_found_by_both_measures(sample_build, tmp_path) -> None:
+    """issue 32, item 3: a GMET item holds its blank as [MASK], which no corpus holds; the check fills the blank with
+    the item's first accepted answer, so a corpus copy of the sentence with that word in place is found by word and
+    by character n-grams with a full share; one with another accepted word is still found by its characters. An
+    item without answers is checked as the two sides of its blank."""
+    from nlue.data.access import load_task
+    from nlue.evals.contamination.items import check_texts
+    from nlue.registry.tasks import TASKS
+
+    task = TASKS["gmet"]
+    rows = list(load_task(str(sample_build.repo_dir), task)["test"])
+    first, second = rows[0], rows[1]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(f"एउटा कथाबाट: {first['sentence'].replace('[MASK]', first['answers'][0])} (उद्धृत)\n"
+                      f"{second['sentence'].replace('[MASK]', second['answers'][1])}\nअरू कुनै पाठ\n",
+                      encoding="utf-8")  # fmt: skip
+    out = tmp_path / "gmet.json"
+    assert _run("--dataset", str(sample_build.repo_dir), "--tasks", "gmet", "--corpus", str(corpus), "--out",
+                str(out)) == 0  # fmt: skip
+    records = [r for (task_name, _), r in _records(out).items() if task_name == "gmet"]
+    assert records[0]["found_by"] == ["word", "char"] and records[0]["char"] == 1.0 and records[0]["word"] == 1.0
+    assert "char" in records[1]["found_by"] and 0.5 <= records[1]["char"] < 1.0
+    assert all(r["verdict"] != "contaminated" for r in records[2:])
+    left, right = first["sentence"].split("[MASK]")
+    assert check_texts(task, {**first, "answers": []}) == (left.strip(), right.strip())
+    assert check_texts(task, first) == (first["sentence"].replace("[MASK]", first["answers"][0]),)

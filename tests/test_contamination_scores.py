@@ -199,8 +199,13 @@ def test_a_broken_findings_file_costs_its_own_rows_only(results: Path, tmp_path:
     assert str(tmp_path) not in line
 
 
+def _shown(components) -> list:
+    """The Space's components that are visible, as (kind, value)."""
+    return [(type(c).__name__, c.value) for c in components if c.visible]
+
+
 def test_without_findings_nothing_changes(results: Path, tmp_path: Path) -> None:
-    """issue 32, item 1: a results folder without findings: no board rows, no report section, no Space table."""
+    """issue 32, item 1: a results folder without findings: no board rows, no report section, no Space table shown."""
     import gradio as gr
 
     from nlue.space.contamination_section import build_contamination_board
@@ -211,13 +216,47 @@ def test_without_findings_nothing_changes(results: Path, tmp_path: Path) -> None
     assert board.empty and board.scores.rows == [] and board.skipped == []
     report = build_report(copy, ReportOptions(resamples=10))
     assert "contamination" not in {section.key for section in report.sections}
-    with gr.Blocks() as demo:
-        assert build_contamination_board(board) is False
-    assert not demo.blocks
-    with gr.Blocks() as demo:
-        assert build_contamination_board(load_contamination_board(results)) is True
-    frames = [b.value for b in demo.blocks.values() if isinstance(b, gr.Dataframe)]
+    with gr.Blocks():
+        assert _shown(build_contamination_board(board)) == []  # built hidden, for the refresh button to fill
+    with gr.Blocks():
+        shown = _shown(build_contamination_board(load_contamination_board(results)))
+    frames = [value for kind, value in shown if kind == "Dataframe"]
     assert [len(f["data"]) for f in frames] == [3, 3] and "clean items (%)" in frames[1]["headers"]
+
+
+def test_the_spaces_refresh_button_reads_the_findings_again(results: Path, tmp_path: Path) -> None:
+    """issue 32, item 2a: findings that arrive after the page was built show when "Re-read results folder" is
+    pressed (the leaderboard event), and disappear when they are gone."""
+    from nlue.space.service import SpaceService
+    from nlue.space.settings import SpaceSettings
+    from nlue.space.ui import build_demo
+
+    copy = tmp_path / "results"
+    shutil.copytree(results, copy, ignore=shutil.ignore_patterns("contamination"))
+    (tmp_path / "models").mkdir()
+    settings = SpaceSettings(models=tmp_path / "models", results_dir=copy)
+    demo = build_demo(settings, SpaceService(settings))
+    (event,) = [fn for fn in demo.fns.values() if fn.api_name == "leaderboard"]
+    legend = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "contamination-legend")
+    scores = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "contamination-scores")
+    assert not legend.visible and not scores.visible
+    outputs = [block._id for block in event.outputs]
+
+    def press() -> dict:
+        values = event.fn(None, "", False, "as listed", True, False, "paper")
+        return dict(zip(outputs, values, strict=True))
+
+    shutil.copytree(results / "contamination", copy / "contamination")
+    pressed = press()
+    assert pressed[legend._id]["visible"] is True and pressed[scores._id]["visible"] is True
+    assert {row[2] for row in pressed[scores._id]["value"].values.tolist()} == {"sa", "stsb", "mcq_ur"}
+    table = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "leaderboard-table")
+    assert "SA clean (nlue.txt)" in pressed[table._id]["value"].data.columns  # the leaderboard's clean columns too
+    rebuilt = build_demo(settings, SpaceService(settings))  # a page built with findings shows the clean columns
+    table = next(b for b in rebuilt.blocks.values() if getattr(b, "elem_id", None) == "leaderboard-table")
+    assert "STSB clean (nlue.txt)" in table.value["headers"]
+    shutil.rmtree(copy / "contamination")
+    assert press()[scores._id]["visible"] is False
 
 
 def test_the_report_shows_the_checked_items_and_clean_scores_with_untrusted_text_escaped(
@@ -242,3 +281,35 @@ def test_the_report_shows_the_checked_items_and_clean_scores_with_untrusted_text
     assert 'id="contamination"' in page and "<script>alert" not in page and "&lt;script&gt;alert(1)" in page
     assert "<script>" not in markdown and "\\*corpus\\*" in markdown and "\\|" in markdown
     assert (out / "contamination_checked.csv").is_file()
+
+
+def test_the_leaderboard_has_a_clean_column_only_for_tasks_with_findings(results: Path, tmp_path: Path) -> None:
+    """issue 32, item 2c: the NLUE leaderboard shows "<TASK> clean (<corpus>)" beside the task's score, in both
+    views, for each NLUE task with findings (sa, stsb; not the exam, not rte): the run's clean score from the
+    contamination board, blank for the paper's rows; a corpus name from a file is plain characters in the header;
+    without findings the table is as before."""
+    from nlue.space.service import SpaceService
+    from nlue.space.settings import SpaceSettings
+
+    def frame_of(folder: Path, view: str):
+        (tmp_path / "models").mkdir(exist_ok=True)
+        service = SpaceService(SpaceSettings(models=tmp_path / "models", results_dir=folder))
+        return service.leaderboard_table(view=view)[0]
+
+    shown = {row["task"]: row for row in load_contamination_board(results).scores.rows}
+    for view in ("primary", "paper"):
+        frame = frame_of(results, view)
+        clean = [c for c in frame.columns if " clean (" in c]
+        assert clean == ["SA clean (nlue.txt)", "STSB clean (nlue.txt)"], clean
+        own = [i for i, c in enumerate(frame.columns) if (c == "SA" or c.startswith("SA ")) and c not in clean]
+        assert own and list(frame.columns).index("SA clean (nlue.txt)") == max(own) + 1  # beside the task's score
+        run = frame[frame["Model"] == "tfidf"].iloc[0]
+        assert run["SA clean (nlue.txt)"] == shown["sa"]["clean items (%)"]
+        assert run["STSB clean (nlue.txt)"] == shown["stsb"]["clean items (%)"]
+        assert frame[frame["Model"] != "tfidf"]["SA clean (nlue.txt)"].isna().all()  # the paper's rows
+    copy = _edited_copy(results, tmp_path, lambda d: d["corpus"].update(id=HOSTILE))
+    headers = [c for c in frame_of(copy, "primary").columns if " clean (" in c]
+    assert len(headers) == 2 and not any(set(h) & set('<>="*|') for h in headers), headers
+    bare = tmp_path / "bare"
+    shutil.copytree(results, bare, ignore=shutil.ignore_patterns("contamination"))
+    assert not [c for c in frame_of(bare, "primary").columns if "clean" in c]

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import random
 from pathlib import Path
@@ -285,3 +286,68 @@ def test_a_model_that_is_no_causal_lm_exits_2(exam_build, tmp_path, capsys) -> N
     config.save_pretrained(tmp_path / "mlm")
     assert _run("--model", str(tmp_path / "mlm"), "--dataset", str(exam_build.repo_dir)) == 2
     assert "BertForMaskedLM is no causal LM" in capsys.readouterr().err
+
+
+HOSTILE = '=HYPERLINK("http://x")<script>alert(1)</script>|*model*'
+
+
+def test_the_report_and_the_space_show_the_probes_with_a_bad_file_listed(planted, tmp_path, capsys) -> None:
+    """issue 32, item 1 (of the trust views): `nlue report` has a memorisation section (ours) read from
+    <results>/memorisation/ with the checked reader: per model and task the file's numbers, in the page, the
+    Markdown and a CSV, a model name from the file escaped in each; a broken file costs its own row, listed with the
+    reason; the Space's leaderboard tab shows the same table. Without such files there is no section."""
+    import gradio as gr
+
+    from nlue.boards.memorisation import load_memorisation_board
+    from nlue.evals.report.build import ReportOptions, build_report
+    from nlue.space.memorisation_section import build_memorisation_board
+    from nlue.text.safe import csv_cell_read
+
+    repo, model, _, _ = planted
+    results = tmp_path / "results"
+    results.mkdir()
+    assert "memorisation" not in {s.key for s in build_report(results, ReportOptions(resamples=10)).sections}
+    argv = ["--model", str(model), "--dataset", repo, "--tasks", "mcq_ne", "--limit", "6", "--bootstrap", "50"]
+    assert _run(*argv, "--results-dir", str(results), "--no-cache") == 0
+    (path,) = (results / "memorisation").rglob("*.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["model"]["name"] = HOSTILE
+    (path.parent / "hostile.json").write_text(json.dumps(data), encoding="utf-8")
+    data["tasks"]["mcq_ne"]["summary"]["minkpp"]["above_p95"] = 0.99
+    (path.parent / "edited.json").write_text(json.dumps(data), encoding="utf-8")
+    out = tmp_path / "report"
+    assert main(["report", str(results), "--out", str(out), "--resamples", "10", "-q"]) == 0
+
+    summary = read_probes(path)["tasks"]["mcq_ne"]
+    with (out / "memorisation.csv").open(encoding="utf-8", newline="") as handle:
+        raw = list(csv.DictReader(handle))
+    rows = {csv_cell_read(r["file"]).rsplit("/", 1)[-1]: {k: csv_cell_read(v) for k, v in r.items()} for r in raw}
+    assert set(rows) == {path.name, "hostile.json"}  # the edited file is refused, not shown
+    row = rows[path.name]
+    minkpp, completion = summary["summary"]["minkpp"], summary["completion"]["summary"]
+    assert row["numbers"] == "ours" and row["task"] == "mcq_ne" and row["data"] == "⚠ sample data"
+    assert (int(float(row["items"])), int(float(row["compared"]))) == (6, summary["summary"]["compared"])
+    assert float(row["Min-K%++ AUC"]) == pytest.approx(minkpp["auc"], abs=5e-4)
+    assert row["95% CI (AUC)"] == f"{minkpp['auc_ci_low']:.2f}–{minkpp['auc_ci_high']:.2f}"
+    assert float(row["above ctrl p95 (%)"]) == pytest.approx(100 * minkpp["above_p95"], abs=0.05)
+    assert float(row["exam exact (%)"]) == pytest.approx(100 * completion["exact"], abs=0.05)
+    assert float(row["exact by chance (%)"]) == pytest.approx(100 * completion["control_exact"], abs=0.05)
+    assert next(r for r in raw if r["file"].endswith("hostile.json"))["model"] == "'" + HOSTILE
+    page = (out / "index.html").read_text(encoding="utf-8")
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    assert 'id="memorisation"' in page and "<script>alert" not in page and "&lt;script&gt;alert(1)" in page
+    assert "<script>" not in markdown and "\\*model\\*" in markdown
+    assert "edited.json: tasks.mcq_ne.summary.minkpp.above_p95: expected 0.5" in page  # refused, with the field
+    assert str(tmp_path) not in page.split("edited.json")[1][:200]  # by its place in the folder, no machine's path
+
+    board = load_memorisation_board(results)
+    with gr.Blocks():
+        legend, table, skipped = build_memorisation_board(board)
+    assert legend.visible and table.visible and skipped.visible and len(table.value["data"]) == 2
+    assert "edited.json" in skipped.value and "tasks.mcq\\_ne" in skipped.value  # Markdown from a file: escaped
+    kinds = [table.datatype] if isinstance(table.datatype, str) else table.datatype
+    assert not {"html", "markdown"} & set(kinds)  # cells are text: a name is shown as written, never as markup
+    names = {row[0] for row in table.value["data"]}
+    assert HOSTILE in names and not any("/" in name.removeprefix(HOSTILE) for name in names)  # no machine's path
+    with gr.Blocks():
+        assert not any(c.visible for c in build_memorisation_board(load_memorisation_board(tmp_path / "none")))

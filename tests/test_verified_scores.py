@@ -140,6 +140,77 @@ def test_the_dry_run_shows_where_each_file_comes_from_and_goes(release_run, run:
     assert f"runs/tfidf/rte.json  <- {(run / 'rte.json').resolve()}" in out
 
 
+def _probes_file(results: Path, run: Path, task: str) -> Path:
+    """A memorisation file of the run's model and items, as `nlue memorisation` lays one out (its numbers made up
+    per item; the summaries the reader recomputes from them)."""
+    from nlue.evals.memorisation.probes_file import probes_document, write_probes
+    from nlue.evals.memorisation.summary import task_summary
+    from nlue.predictions import read_predictions
+
+    items = []
+    for n, row in enumerate(read_predictions(run / f"{task}.predictions.jsonl")):
+        scores = {m: -1.0 - n % 3 for m in ("minkpp", "mink", "loglik")}
+        items.append({"id": row["id"], "input_sha256": row["input_sha256"], "tokens": 9, "control_tokens": 9,
+                      "control_from": [f"sample:{task}/validation/{n % 4}"], **scores,
+                      **{f"{m}_control": v - 0.5 * (n % 2) for m, v in scores.items()}})  # fmt: skip
+    model = json.loads((run / f"{task}.json").read_text(encoding="utf-8"))["model"]
+    document = probes_document({"name": model}, {"id": "release", "split": "test", "is_sample": False}, {},
+                               {task: {"summary": task_summary(items, resamples=0), "items": items}})  # fmt: skip
+    return write_probes(results / "memorisation" / "tfidf" / "release.json", document)
+
+
+def test_submit_carries_the_runs_findings_and_probes_each_checked_first(
+    release_run, run: Path, tmp_path: Path, capsys
+) -> None:
+    """issue 32, item 2b: the run's contamination findings and memorisation files go up beside it, at their place
+    in the results folder (where a Space reading the repo finds them: its clean scores show); a refused file, or
+    findings of other items, stops the submission with the reason before anything is sent; --without-findings
+    leaves them out."""
+    from nlue.boards.contamination import load_contamination_board
+    from nlue.boards.memorisation import load_memorisation_board
+    from nlue.data.access import load_task
+    from nlue.evals.submit.submission import check_run
+    from nlue.registry.tasks import get_task
+
+    release, results = release_run[0], run.parent
+    rows = [json.loads(line) for line in (run / "sa.predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+    corpus = tmp_path / "corpus.txt"
+    texts = [row["text"] for row in load_task(str(release), get_task("sa"))["test"]][:2]
+    corpus.write_text("".join(f"उद्धृत: {t}\n" for t in texts) + "अरू पाठ\n", encoding="utf-8")
+    assert main(["contamination", "--dataset", str(release), "--tasks", "sa", "--corpus", str(corpus),
+                 "--results-dir", str(results), "-q"]) == 0  # fmt: skip
+    (findings,) = (results / "contamination").rglob("*.json")
+    probes = _probes_file(results, run, "rte")
+    code, out, err = _submit(run, release, capsys)
+    assert code == 0, err
+    for path in (findings, probes):
+        assert f"{path.relative_to(results).as_posix()}  <- {path.resolve()}" in out
+    assert "Also carried" in out and len(rows) == 10
+
+    mirror = tmp_path / "mirror"  # the results repo after the pull request, as the Space mirrors it
+    for repo_path, local, _ in check_run(run, str(release)).files:
+        (mirror / repo_path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(local, mirror / repo_path)
+    board = load_contamination_board(mirror)
+    assert [(r["run"], r["task"], r["flagged"]) for r in board.scores.rows] == [("runs/tfidf", "sa", 2)]
+    assert [row["task"] for row in load_memorisation_board(mirror).table.rows] == ["rte"]
+
+    code, out, _ = _submit(run, release, capsys, "--without-findings")
+    assert code == 0 and "contamination/" not in out and "memorisation/" not in out
+
+    data = json.loads(findings.read_text(encoding="utf-8"))
+    data["tasks"]["sa"]["items"][3]["input_sha256"] = "0" * 64  # checked with other text: another build
+    findings.write_text(json.dumps(data), encoding="utf-8")
+    code, out, err = _submit(run, release, capsys)
+    assert code == 2 and "nothing was sent" in err and "checked sa, but not the items the run scored" in err
+    data["tasks"]["sa"]["items"][3]["verdict"] = "maybe"
+    findings.write_text(json.dumps(data), encoding="utf-8")
+    probes.write_text(probes.read_text(encoding="utf-8").replace('"items": 10', '"items": 11'), encoding="utf-8")
+    code, out, err = _submit(run, release, capsys)
+    assert code == 2 and "tasks.sa.items[3].verdict: expected clean" in err
+    assert "tasks.rte.summary.items: expected 10 as its items give" in err and "runs/tfidf" not in out
+
+
 def test_submit_without_a_release_says_what_a_release_is_and_how_to_make_one(run: Path, capsys) -> None:
     """issue 29, item 26: no argparse usage error, but what a release is and the commands that make one."""
     assert main(["submit", str(run), "--repo-id", "org/r", "--dry-run"]) == 2

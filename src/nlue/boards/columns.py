@@ -184,11 +184,21 @@ def leaderboard_columns(
     return columns + list(TRAILING_COLUMNS)
 
 
+CLEAN_MARK = " clean ("  # a clean column's header: "<TASK> clean (<corpus>)" (nlue.boards.clean_columns)
+CLEAN_HELP = ("ours: the primary metric on the items `nlue contamination` found in no measure against the corpus "
+              "named, recomputed from the run's predictions")  # fmt: skip
+
+
 def column_named(name: str) -> Column:
-    """The column a table header names (every column of every view)."""
+    """The column a table header names (every column of every view, and the clean columns)."""
     every = (*LEADING_COLUMNS, *TASK_COLUMNS, *SD_COLUMNS, *CI_COLUMNS, *AUTOMATIC_COLUMNS, *PAPER_METRIC_COLUMNS,
              *AUTOMATIC_METRIC_COLUMNS, *TRAILING_COLUMNS)  # fmt: skip
-    return next(c for c in every if c.name == name)
+    found = next((c for c in every if c.name == name), None)
+    if found is None and CLEAN_MARK in name:
+        return Column(name, "number", CLEAN_HELP)
+    if found is None:
+        raise KeyError(f"no leaderboard column {name!r}")
+    return found
 
 
 def column_widths(columns: list[Column]) -> list[str]:

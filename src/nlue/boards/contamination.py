@@ -81,6 +81,7 @@ def _score_row(found: FoundResults, score: CleanScore) -> dict[str, object]:
         "95% CI (clean)": f"{100 * interval[0]:.1f}–{100 * interval[1]:.1f}" if interval else "",
         "clean − all (points)": None if difference is None else round(100.0 * difference, 2),
         "check": VERIFIED_CELL,
+        "results file": str(found.path),  # not a column: what the leaderboard's clean columns join rows by
     }  # fmt: skip
 
 

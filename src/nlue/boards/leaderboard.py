@@ -407,6 +407,7 @@ def styled_frame(frame: pd.DataFrame) -> Any:
     The cells keep their numbers, so sorting on them stays numeric.
     """
     sds = {c.name for c in cols.SD_COLUMNS}
-    scores = [c for c in frame.columns if c == cols.NLUE_SCORE.name or c in _SCORE_COLUMNS or c in sds]
+    scores = [c for c in frame.columns if c == cols.NLUE_SCORE.name or c in _SCORE_COLUMNS or c in sds
+              or cols.CLEAN_MARK in c]  # fmt: skip
     styler = frame.style.format("{:.2f}", subset=scores, na_rep="")
     return styler.format("{:.0f}", subset=[cols.PARAMS.name], na_rep="")

@@ -3,11 +3,14 @@
 `nlue contamination` writes its findings into the results folder (``contamination/``); a Hub results repo
 mirrored by the Space brings them along (:mod:`nlue.space.results_source` mirrors every JSON file). The tables
 are the board's (:mod:`nlue.boards.contamination`: every score recomputed from per-item predictions, findings
-of another build of the data refused); with no findings the tab shows nothing more. Read once when the page is
-built, as the exams' and neDIOM's tables are.
+of another build of the data refused). They are built hidden when the results hold no findings, so that the
+tab shows nothing more, and the leaderboard's "Re-read results folder" button fills (or hides) them again from
+the files as they are then (:func:`contamination_updates`, :mod:`nlue.space.trust_sections`).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import gradio as gr
 
@@ -19,24 +22,25 @@ BOARD_HEIGHT_PX = 420
 SKIPPED_SHOWN = 20
 
 
-def build_contamination_board(board: ContaminationBoard) -> bool:
-    """The components (a legend, the checked items, the clean scores, what was left out); False, and nothing
-    built, when the results hold no findings."""
-    if board.empty:
-        return False
-    gr.Markdown(f"{INTRO}\n\n{LEGEND}", elem_id="contamination-legend")
-    for table, elem_id in ((board.checked, "contamination-checked"), (board.scores, "contamination-scores")):
-        if not table.rows:
-            continue
-        gr.Dataframe(
-            table.frame(),
-            interactive=False,
-            wrap=True,
-            column_widths=table.column_widths(),
-            max_height=BOARD_HEIGHT_PX,
-            pinned_columns=1,
-            elem_id=elem_id,
-        )
-    if board.skipped:
-        gr.Markdown("Left out:\n\n" + skipped_markdown(board.skipped, SKIPPED_SHOWN), elem_id="contamination-skipped")
-    return True
+def contamination_updates(board: ContaminationBoard) -> list[dict[str, Any]]:
+    """What each component shows for ``board`` (legend, checked items, clean scores, what was left out): its
+    value and whether it is visible; all hidden when the results hold no findings."""
+    present = not board.empty
+    shown: list[dict[str, Any]] = [{"value": f"{INTRO}\n\n{LEGEND}", "visible": present}]
+    for table in (board.checked, board.scores):
+        shown.append({"value": table.frame(), "column_widths": table.column_widths(),
+                      "visible": present and bool(table.rows)})  # fmt: skip
+    left_out = "Left out:\n\n" + skipped_markdown(board.skipped, SKIPPED_SHOWN) if board.skipped else ""
+    shown.append({"value": left_out, "visible": present and bool(board.skipped)})
+    return shown
+
+
+def build_contamination_board(board: ContaminationBoard) -> list[Any]:
+    """The components, in the order of :func:`contamination_updates`; hidden when the results hold no findings."""
+    legend, checked, scores, skipped = contamination_updates(board)
+    components: list[Any] = [gr.Markdown(elem_id="contamination-legend", **legend)]
+    for shown, elem_id in ((checked, "contamination-checked"), (scores, "contamination-scores")):
+        components.append(gr.Dataframe(interactive=False, wrap=True, max_height=BOARD_HEIGHT_PX, pinned_columns=1,
+                                       elem_id=elem_id, **shown))  # fmt: skip
+    components.append(gr.Markdown(elem_id="contamination-skipped", **skipped))
+    return components

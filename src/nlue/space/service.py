@@ -21,6 +21,8 @@ from matplotlib.figure import Figure
 from nlue.boards import columns as cols
 from nlue.boards import text
 from nlue.boards.charts import MAX_CHART_MODELS, score_chart
+from nlue.boards.clean_columns import with_clean_columns
+from nlue.boards.contamination import ContaminationBoard, contamination_board_of
 from nlue.boards.leaderboard import (
     PAPER_KIND,
     Leaderboard,
@@ -100,6 +102,7 @@ class SpaceService:
         self.results = ResultsSource(settings.results_repo, settings.results_dir, fetch, refresh_minutes())
         self.results.update()  # a Hub results repo is mirrored before the first read
         self._board = self._read_board()
+        self._contamination = contamination_board_of(settings.results_folders)  # the clean columns' scores
         self.results.start(self.reload_results)
         self._batchers: dict[tuple[str, str], MicroBatcher] = {}
         self._warming: threading.Thread | None = None
@@ -317,9 +320,16 @@ class SpaceService:
         if fetch_again:
             self.results.update()
         board = self._read_board()
+        contamination = contamination_board_of(self.settings.results_folders)
         with self._board_lock:
-            self._board = board
+            self._board, self._contamination = board, contamination
         return board
+
+    @property
+    def contamination(self) -> ContaminationBoard:
+        """The contamination findings and clean scores, as last read (nlue.boards.contamination)."""
+        with self._board_lock:
+            return self._contamination
 
     def leaderboard_table(
         self,
@@ -344,7 +354,8 @@ class SpaceService:
             status += f" · {note}"
         if board.skipped:  # every file left out, with its reason (as text, never as markup)
             status += f" · ⚠️ {len(board.skipped)} results file(s) skipped:\n\n{skipped_markdown(board.skipped, 20)}"
-        return leaderboard_frame(rows, show_ci, view), status
+        frame = with_clean_columns(leaderboard_frame(rows, show_ci, view), rows, self.contamination.scores.rows)
+        return frame, status
 
     def chart_models(self) -> list[str]:
         return [row.model for row in self.board.rows]

@@ -21,7 +21,6 @@ import gradio as gr
 from nlue.boards import columns as cols
 from nlue.boards import text
 from nlue.boards.charts import MAX_CHART_MODELS
-from nlue.boards.contamination import contamination_board_of
 from nlue.boards.exams import LEGEND as EXAM_LEGEND
 from nlue.boards.leaderboard import styled_frame
 from nlue.boards.nediom import LEGEND as NEDIOM_LEGEND
@@ -33,7 +32,6 @@ from nlue.registry.benchmarks import declared_tasks
 from nlue.registry.tasks import TASKS
 from nlue.space import http_api
 from nlue.space.batching import let_idle_cores_sleep
-from nlue.space.contamination_section import build_contamination_board
 from nlue.space.data import MAX_PAGE_SIZE
 from nlue.space.declared_section import build_declared_boards
 from nlue.space.handler_errors import api_errors, visitor_errors
@@ -42,6 +40,7 @@ from nlue.space.llm_try import build_llm_section
 from nlue.space.robustness_section import build_robustness_board
 from nlue.space.service import SpaceService
 from nlue.space.settings import SpaceSettings
+from nlue.space.trust_sections import TrustBoards, build_trust_sections, trust_boards, trust_updates
 
 QUEUE_STATUS_SECONDS = 1.0
 # Gradio keeps a record of its last 10,000 events and, after every event, rebuilds a monitoring summary
@@ -250,7 +249,7 @@ def _data_tab(service: SpaceService, settings: SpaceSettings, demo: gr.Blocks) -
     _on(draw.click, service.data_random, [config, split, page_size], [table, status], concurrency_limit=limit)
 
 
-def _leaderboard_tab(service: SpaceService, declared: DeclaredBoards | None) -> None:
+def _leaderboard_tab(service: SpaceService, declared: DeclaredBoards | None, trust: TrustBoards) -> None:
     gr.Markdown(text.leaderboard_legend())
     kinds_found = service.board.kinds
     with gr.Row(equal_height=True):
@@ -305,6 +304,10 @@ def _leaderboard_tab(service: SpaceService, declared: DeclaredBoards | None) -> 
     for control in controls:
         _on(control.change, table_view, controls, [table, status], show_progress="hidden")
 
+    if declared is not None:  # tasks from task files: boards of their own below NLUE's, never in its table or score
+        build_declared_boards(declared)
+    trust_components = build_trust_sections(trust)  # contamination and memorisation: hidden where no files
+
     def on_refresh(kinds_selected: list[str] | None, *other_controls: Any) -> tuple[Any, ...]:
         offered = set(service.board.kinds)
         board = service.reload_results(fetch_again=True)
@@ -314,12 +317,12 @@ def _leaderboard_tab(service: SpaceService, declared: DeclaredBoards | None) -> 
             *table_view(selected, *other_controls),
             gr.update(choices=board.kinds, value=selected),
             gr.update(choices=service.chart_models()),
+            *trust_updates(trust_boards(service.settings.results_folders, service.contamination)),  # as just fetched
         )
 
-    _on(refresh.click, on_refresh, controls, [table, status, kinds, chart_models], api_name="leaderboard")
+    _on(refresh.click, on_refresh, controls, [table, status, kinds, chart_models, *trust_components],
+        api_name="leaderboard")  # fmt: skip
     _on(chart_models.change, service.chart, chart_models, chart)
-    if declared is not None:  # tasks from task files: boards of their own below NLUE's, never in its table or score
-        build_declared_boards(declared)
 
 
 def _board_tab(legend: str, board: Any, elem_id: str) -> None:
@@ -348,7 +351,7 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
     # import in each thread at once can meet a half-imported module ("partially initialized module 'torch'").
     service.data.configs()
     exams, idioms = exam_board_of(settings.results_folders), nediom_board_of(settings.results_folders)
-    contamination = contamination_board_of(settings.results_folders)  # empty without findings: nothing shown
+    trust = trust_boards(settings.results_folders, service.contamination)  # empty without their files: not shown
     robust = {exams: robustness_board_of(settings.results_folders, exams) for exams in (False, True)}  # idem
     declared = declared_boards(settings.results_folders) if declared_tasks() else None
     service.warm_up()
@@ -363,8 +366,7 @@ def build_demo(settings: SpaceSettings, service: SpaceService | None = None) -> 
             with gr.Tab("Browse data", id="data"):
                 _data_tab(service, settings, demo)
             with gr.Tab("🏆 Leaderboard", id="leaderboard"):
-                _leaderboard_tab(service, declared)
-                build_contamination_board(contamination)
+                _leaderboard_tab(service, declared, trust)
                 build_robustness_board(robust[False], "robustness-table")
             with gr.Tab("📝 Exams (LLMs)", id="exams"):
                 _board_tab(EXAM_LEGEND, exams, "exam-table")

@@ -5,6 +5,11 @@ a premise and a hypothesis, a question and its options), each kept apart. Its id
 are those of its per-item predictions (:mod:`nlue.predictions`), so a report can leave a contaminated
 item out of a score by either.
 
+A mask-filling item (GMET) holds its blank as the task's placeholder (``[MASK]``), which no corpus holds:
+its sentence is checked as a corpus would hold it, the blank filled with the item's first accepted answer
+(its gold); an item without answers (the paper's release gives none) is checked as the two sides of its blank,
+each a text of its own (:func:`check_texts`).
+
 A built dataset keeps no English source: the builder stores the task's fields only. The translations
 ``nlue translate`` wrote do (``<out>/<config>/<split>.translated.jsonl``, each row's
 ``provenance.source_text``); given with ``--sources``, they are joined to the built items by the item's
@@ -60,9 +65,23 @@ def dataset_tasks(dataset: str, wanted: Sequence[str] | None, split: str) -> lis
     return [task for task in tasks if split in task.splits]
 
 
-def _text_values(task: TaskSpec, row: dict) -> tuple[str, ...]:
+def check_texts(task: TaskSpec, row: dict) -> tuple[str, ...]:
+    """The item's texts as a corpus would hold them: its identity fields' text, a mask-filling task's blank filled
+    with the first accepted answer, or (no answer) the text on each side of the blank as two texts."""
     fields = task.kind.identity_fields(task)
-    return tuple(value for name in fields if isinstance(value := row.get(name), str) and value.strip())
+    texts = tuple(value for name in fields if isinstance(value := row.get(name), str) and value.strip())
+    if not task.mask:
+        return texts
+    answers = [a.strip() for a in row.get("answers") or () if isinstance(a, str) and a.strip()]
+    filled: list[str] = []
+    for text in texts:
+        if task.mask not in text:
+            filled.append(text)
+        elif answers:
+            filled.append(text.replace(task.mask, answers[0]))
+        else:
+            filled += [side.strip() for side in text.split(task.mask) if side.strip()]
+    return tuple(filled)
 
 
 def task_items(
@@ -80,7 +99,7 @@ def task_items(
         if sources:
             key = _join_key(task, (row.get(name) for name in task.text_fields))
             english = sources.get(key) if key is not None else None
-        items.append(Item(task.name, item_id(row, position), input_fingerprint(task, row), _text_values(task, row),
+        items.append(Item(task.name, item_id(row, position), input_fingerprint(task, row), check_texts(task, row),
                           profile, english))  # fmt: skip
     return items
 

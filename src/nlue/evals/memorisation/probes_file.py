@@ -60,6 +60,15 @@ def default_path(results_dir: Path, model: str, dataset: str, limit: int | None 
     return Path(results_dir) / FOLDER / model_slug(model) / f"{slug(label)}{limit_suffix(limit)}.json"
 
 
+def probe_files(results_dir: Path) -> list[Path]:
+    """Every ``*.json`` under ``<results_dir>/memorisation/`` (no symlinks), sorted: the files the readers of a
+    results folder read (the report, the Space, ``nlue submit``)."""
+    folder = Path(results_dir) / FOLDER
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.rglob("*.json") if p.is_file() and not p.is_symlink())
+
+
 def probes_document(model: Mapping[str, Any], dataset: Mapping[str, Any], settings: Mapping[str, Any],
                     tasks: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:  # fmt: skip
     """The file's content (module docstring)."""

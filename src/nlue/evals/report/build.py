@@ -12,7 +12,9 @@ Markdown, a CSV per table) all at once. The sections, each from its own module:
 * models: monolingual vs multilingual encoders, parameters vs score;
 * significance: paired tests (``nlue compare``) between the models run in one setting, per task;
 * contamination, where ``nlue contamination`` left findings in a results folder: the items a corpus holds and
-  every run's score on the clean items beside its score on all (ours alone).
+  every run's score on the clean items beside its score on all (ours alone);
+* memorisation, where ``nlue memorisation`` left files in a results folder: per model and task, how far the test
+  items stand above control text, and the exams' completions against chance (ours alone).
 
 The tables come from the Space's boards and the registry's paper data; nothing is computed twice.
 Several results folders (and sweep folders) are read together as :mod:`nlue.results_folders` says.
@@ -31,6 +33,7 @@ from nlue.evals.compare.pairs import DEFAULT_RESAMPLES
 from nlue.evals.report.contamination import contamination_section
 from nlue.evals.report.declared import declared_sections
 from nlue.evals.report.mcq import mcq_section
+from nlue.evals.report.memorisation import memorisation_section
 from nlue.evals.report.models import models_section
 from nlue.evals.report.nediom import nediom_section
 from nlue.evals.report.nlue import nlue_section
@@ -64,6 +67,7 @@ def build_report(results: Path | Sequence[Path], options: ReportOptions | None =
     idioms, idioms_skipped = nediom_section(folders, gathered)
     declared, declared_skipped = declared_sections(folders, gathered)
     contamination, contamination_skipped = contamination_section(folders)  # None without findings
+    memorisation, memorisation_skipped = memorisation_section(folders)  # None without memorisation files
     sections = [
         nlue_section(board, gathered),
         idioms,
@@ -72,6 +76,7 @@ def build_report(results: Path | Sequence[Path], options: ReportOptions | None =
         models_section(board),
         significance_section(gathered, options.resamples, options.seed, options.alpha),
         *([contamination] if contamination is not None else []),
+        *([memorisation] if memorisation is not None else []),
     ]
     logger.info("report of %s: %d results files", describe(folders), len(gathered.files))
     return Report(
@@ -80,6 +85,13 @@ def build_report(results: Path | Sequence[Path], options: ReportOptions | None =
         sections=sections,
         sample_files=gathered.sample_count(),
         total_files=len(gathered.files),
-        skipped=[*board.skipped, *exams_skipped, *idioms_skipped, *declared_skipped, *contamination_skipped],
+        skipped=[
+            *board.skipped,
+            *exams_skipped,
+            *idioms_skipped,
+            *declared_skipped,
+            *contamination_skipped,
+            *memorisation_skipped,
+        ],
         created=datetime.now(UTC).isoformat(timespec="seconds"),
     )

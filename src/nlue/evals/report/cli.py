@@ -16,7 +16,9 @@ few-shot deltas, STEM - Humanities gap and accuracy by level; a section per benc
 task files (no paper printed them: every run's metrics with intervals, the task file's primary
 metric marked, a bar chart per task; never in the papers' tables or the NLUE score); monolingual vs multilingual encoders
 and parameters vs score; paired tests (as `nlue compare`) between the models of each setting of a
-task, never between runs of one model (other seeds, inputs, copies). Every row says
+task, never between runs of one model (other seeds, inputs, copies); where the results folder holds
+them, what `nlue contamination` found (and every run's score on the clean items) and what `nlue
+memorisation` measured, both ours. Every row says
 whether it holds a paper's numbers (as printed, inconsistent cells flagged) or ours, and a run on
 the embedded sample data is called SAMPLE DATA.
 """

@@ -19,6 +19,12 @@ local folder, of the dataset repo `nlue build` made (`nlue build --source raw/ -
 `nlue push build/nlue --repo-id my-org/nlue`). A task of your own (a task file) is its own release, the
 build of its task file: give both (--release my-org/nlue my-org/my-task), each task is checked against
 the first that holds it.
+
+The run's contamination findings (`nlue contamination`) and memorisation files (`nlue memorisation`) in the
+results folder beside it go too, to the same place in the repo, so that the Space shows its clean scores and
+probes: each read by its checked reader and joined to the run's items first (a file of the run's task or
+model that is refused, or holds other items, stops the submission with the reason); --without-findings
+leaves them out.
 """
 
 from __future__ import annotations
@@ -51,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "build), each task checked against the first that holds it")  # fmt: skip
     parser.add_argument("--results-dir", type=Path, help=RESULTS_DIR_HELP + "; where a RUN given by name is found")
     parser.add_argument("--dry-run", action="store_true", help="print the files and the pull request; send nothing")
+    parser.add_argument("--without-findings", action="store_true",
+                        help="leave out the run's contamination findings and memorisation files (by default carried "
+                             "from the results folder beside the run, each checked first)")  # fmt: skip
     parser.add_argument("--eval-results-pr", action="store_true",
                         help="also open a pull request on each scored model's repo adding its checked scores as the "
                              "Hub's evaluation results (.eval_results/)")  # fmt: skip
@@ -74,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _submit(args: argparse.Namespace, folder: Path) -> int:
-    submission = check_run(folder, args.release)
+    submission = check_run(folder, args.release, trust_files=not args.without_findings)
     print(f"{folder}: {len(submission.rows)} results checked; the pull request on {args.repo_id} (dataset repo) adds:")
     for path, local, size in submission.files:
         print(f"  {terminal_safe(path)}  <- {terminal_safe(local.resolve())}  ({size:,} bytes)")

@@ -38,6 +38,7 @@ from typing import Any
 
 from nlue.data.hub_eval_results import EvalResultsFile, eval_results_file, looks_like_hub_id
 from nlue.errors import NlueError
+from nlue.evals.submit.trust_files import SubmittedRun, carried_files
 from nlue.evals.verify import VERIFIED, compare_with_predictions, range_problems
 from nlue.predictions import read_predictions, release_fingerprint, split_fingerprint
 from nlue.registry.tasks import get_task
@@ -81,6 +82,10 @@ class Submission:
             lines.append("| " + " | ".join(markdown_text(cell) for cell in cells) + " |")
         lines += ["", "Every results file comes with its per-item predictions; the fingerprints equal the release's, "
                   "and every score was recomputed from the predictions against the release's gold answers."]  # fmt: skip
+        beside = [path for path, _, _ in self.files if not path.startswith("runs/")]
+        if beside:  # contamination findings and memorisation files of these runs (nlue.evals.submit.trust_files)
+            lines += ["", "Also carried, each checked by its reader and joined to the run's items: "
+                      + ", ".join(markdown_text(path) for path in beside) + "."]  # fmt: skip
         releases = list(dict.fromkeys(str(row["release"]) for row in self.rows if row.get("release")))
         if len(releases) > 1:  # NLUE's release and a user's task's own build, say
             lines += ["", "Releases checked against: " + ", ".join(markdown_text(r) for r in releases) + "."]
@@ -197,12 +202,14 @@ def _release_split(releases: Sequence[str], task: Any, split: str) -> _Release:
     raise NlueError(f"no release holds {task.name}'s {split!r} split: " + "; ".join(reasons)) from None
 
 
-def check_run(folder: Path, release: str | Sequence[str]) -> Submission:
+def check_run(folder: Path, release: str | Sequence[str], trust_files: bool = True) -> Submission:
     """Every check of the module docstring on every results file of ``folder``; NlueError listing all problems.
 
     ``release``: the release, or several (NLUE's and a user's own task's build): each task is checked against
-    the first that holds it.
+    the first that holds it. ``trust_files``: also carry the run's contamination findings and memorisation files
+    from the results folder that holds ``folder``, each checked (:mod:`nlue.evals.submit.trust_files`).
     """
+
     releases = [release] if isinstance(release, str) else list(release)
     folder = Path(folder)
     if not folder.is_dir():
@@ -212,16 +219,20 @@ def check_run(folder: Path, release: str | Sequence[str]) -> Submission:
     paths = sorted(p for p in folder.glob("*.json"))
     if not paths:
         raise NlueError(f"{folder}: no results files to submit")
+    checked: list[SubmittedRun] = []
     for path in paths:
         row = _check_file(path, releases, expected, submission.problems)
         if row is None:
             continue
         rows_path = row.pop("predictions")
+        checked.append(SubmittedRun(row["result"], rows_path))
         submission.results.append(row.pop("result"))
         submission.rows.append(row)
         for local in (path, rows_path):
             inside = local.relative_to(folder).as_posix()  # predictions_file keeps it inside the folder
             submission.files.append((f"runs/{folder.name}/{inside}", local, local.stat().st_size))
+    if trust_files:  # beside the run folders, as in the results folder: the Space reads them from there
+        submission.files += carried_files(folder.resolve().parent, checked, submission.problems)
     if submission.problems:
         shown = "\n  ".join(submission.problems)
         raise NlueError(
