@@ -16,9 +16,9 @@ import gradio as gr
 
 from nlue.boards.contamination import LEGEND, ContaminationBoard
 from nlue.boards.score_checks import skipped_markdown
+from nlue.space.board_table import board_table
 
 INTRO = "## Contamination: scores on clean items (ours)"
-BOARD_HEIGHT_PX = 420
 SKIPPED_SHOWN = 20
 
 
@@ -40,7 +40,6 @@ def build_contamination_board(board: ContaminationBoard) -> list[Any]:
     legend, checked, scores, skipped = contamination_updates(board)
     components: list[Any] = [gr.Markdown(elem_id="contamination-legend", **legend)]
     for shown, elem_id in ((checked, "contamination-checked"), (scores, "contamination-scores")):
-        components.append(gr.Dataframe(interactive=False, wrap=True, max_height=BOARD_HEIGHT_PX, pinned_columns=1,
-                                       elem_id=elem_id, **shown))  # fmt: skip
+        components.append(board_table(elem_id, **shown))
     components.append(gr.Markdown(elem_id="contamination-skipped", **skipped))
     return components

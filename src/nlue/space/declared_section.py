@@ -13,6 +13,7 @@ import gradio as gr
 from nlue.boards.charts import runs_chart
 from nlue.boards.score_checks import skipped_markdown
 from nlue.boards.tasks import DeclaredBoards
+from nlue.space.board_table import board_table
 from nlue.text.safe import markdown_text
 
 INTRO = (
@@ -21,7 +22,6 @@ INTRO = (
     "when the Space starts. Their runs are never in the NLUE table above or its NLUE score, nor in the exams' "
     "or neDIOM's tables."
 )
-BOARD_HEIGHT_PX = 420
 
 
 def build_declared_boards(boards: DeclaredBoards) -> None:
@@ -34,15 +34,7 @@ def build_declared_boards(boards: DeclaredBoards) -> None:
         if not runs.board.rows:
             gr.Markdown(f"No run of {name} in this Space's results yet.", elem_id=f"task-{name}-empty")
             continue
-        gr.Dataframe(
-            runs.board.frame(),
-            interactive=False,
-            wrap=True,
-            column_widths=runs.board.column_widths(),
-            max_height=BOARD_HEIGHT_PX,
-            pinned_columns=1,
-            elem_id=f"task-{name}-table",
-        )
+        board_table(f"task-{name}-table", runs.board)
         gr.Plot(runs_chart(runs.task, runs.scores), show_label=False, format="png", elem_id=f"task-{name}-chart")
     if boards.skipped:
         gr.Markdown("Skipped:\n\n" + skipped_markdown(boards.skipped, 20), elem_id="tasks-skipped")

@@ -15,9 +15,9 @@ import gradio as gr
 
 from nlue.boards.memorisation import LEGEND, MemorisationBoard
 from nlue.boards.score_checks import skipped_markdown
+from nlue.space.board_table import board_table
 
 INTRO = "## Memorisation probes (ours)"
-BOARD_HEIGHT_PX = 420
 SKIPPED_SHOWN = 20
 
 
@@ -38,7 +38,6 @@ def build_memorisation_board(board: MemorisationBoard) -> list[Any]:
     legend, table, skipped = memorisation_updates(board)
     return [
         gr.Markdown(elem_id="memorisation-legend", **legend),
-        gr.Dataframe(interactive=False, wrap=True, max_height=BOARD_HEIGHT_PX, pinned_columns=1,
-                     elem_id="memorisation-table", **table),
+        board_table("memorisation-table", **table),
         gr.Markdown(elem_id="memorisation-skipped", **skipped),
     ]  # fmt: skip

@@ -13,9 +13,9 @@ import gradio as gr
 from nlue.boards.robustness import LEGEND
 from nlue.boards.score_checks import skipped_markdown
 from nlue.boards.table import TableBoard
+from nlue.space.board_table import board_table
 
 INTRO = "## Robustness: prompt wordings and option orders (ours)"
-BOARD_HEIGHT_PX = 420
 SKIPPED_SHOWN = 20
 
 
@@ -25,15 +25,7 @@ def build_robustness_board(board: TableBoard, elem_id: str) -> bool:
         return False
     gr.Markdown(f"{INTRO}\n\n{LEGEND}", elem_id=f"{elem_id}-legend")
     if board.rows:
-        gr.Dataframe(
-            board.frame(),
-            interactive=False,
-            wrap=True,
-            column_widths=board.column_widths(),
-            max_height=BOARD_HEIGHT_PX,
-            pinned_columns=1,
-            elem_id=elem_id,
-        )
+        board_table(elem_id, board)
     if board.skipped:
         gr.Markdown("Left out:\n\n" + skipped_markdown(board.skipped, SKIPPED_SHOWN), elem_id=f"{elem_id}-skipped")
     return True

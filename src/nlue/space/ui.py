@@ -32,6 +32,7 @@ from nlue.registry.benchmarks import declared_tasks
 from nlue.registry.tasks import TASKS
 from nlue.space import http_api
 from nlue.space.batching import let_idle_cores_sleep
+from nlue.space.board_table import TAB_HEIGHT_PX, board_table
 from nlue.space.data import MAX_PAGE_SIZE
 from nlue.space.declared_section import build_declared_boards
 from nlue.space.handler_errors import api_errors, visitor_errors
@@ -51,7 +52,6 @@ SESSIONS_KEPT = 2000
 # The Label and its details, emptied in the browser. An empty mapping, not null: Gradio 6 drops the whole
 # update of a js-only event whose values include a null for a Label (checked in Chromium).
 CLEAR_PREDICTION_JS = "() => [{}, '']"
-BOARD_HEIGHT_PX = 900  # the exams' and neDIOM's tables: the paper's rows and a few runs without inner scrolling
 
 CSS = """
 #nlue-intro h1 { margin-bottom: 0.2em; }
@@ -328,15 +328,7 @@ def _leaderboard_tab(service: SpaceService, declared: DeclaredBoards | None, tru
 def _board_tab(legend: str, board: Any, elem_id: str) -> None:
     """A benchmark's own results table (the exams, neDIOM), read once when the page is built."""
     gr.Markdown(legend)
-    gr.Dataframe(
-        board.frame(),
-        interactive=False,
-        wrap=True,
-        column_widths=board.column_widths(),
-        max_height=BOARD_HEIGHT_PX,
-        pinned_columns=1,  # the model stays in sight when a narrow window scrolls the table sideways
-        elem_id=elem_id,
-    )
+    board_table(elem_id, board, TAB_HEIGHT_PX)
     if board.skipped:
         gr.Markdown("Skipped: " + skipped_markdown(board.skipped))
 
