@@ -17,6 +17,7 @@ file, the line and the field: a corpus read in part would call items clean that 
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import logging
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from nlue.corpus_blocks import Block, block_size, file_blocks
 from nlue.errors import NlueError
 
 logger = logging.getLogger(__name__)
@@ -78,10 +80,11 @@ def _open(path: Path) -> BinaryIO:
     return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else path.open("rb")  # type: ignore[return-value]
 
 
-def read_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Each line of a (possibly gzipped) UTF-8 file with its number from 1, bounded by :data:`MAX_DOCUMENT_BYTES`."""
-    with _open(path) as handle:
-        number = 0
+def read_lines(path: Path, block: Block | None = None) -> Iterator[tuple[int, str]]:
+    """Each line of a (possibly gzipped) UTF-8 file with its number from 1, bounded by :data:`MAX_DOCUMENT_BYTES`;
+    with ``block``, only that block's lines (numbered as in the file)."""
+    with io.BytesIO(block.read()) if block is not None else _open(path) as handle:
+        number = block.first_line - 1 if block is not None else 0
         while raw := handle.readline(MAX_DOCUMENT_BYTES + 1):
             number += 1
             if len(raw) > MAX_DOCUMENT_BYTES and not raw.endswith(b"\n"):
@@ -112,9 +115,10 @@ def _reference(record: dict[str, Any], spec: CorpusSpec, fallback: str) -> str:
     return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else fallback
 
 
-def json_lines(path: Path) -> Iterator[tuple[int, Any, str]]:
-    """Each non-blank line of a JSON Lines file, parsed: (line number, value, where it is for messages)."""
-    for number, line in read_lines(path):
+def json_lines(path: Path, block: Block | None = None) -> Iterator[tuple[int, Any, str]]:
+    """Each non-blank line of a JSON Lines file (or of one block of it), parsed: (line number, value, where it is
+    for messages)."""
+    for number, line in read_lines(path, block):
         if not line.strip():
             continue
         where = f"{path}: line {number}"
@@ -124,8 +128,8 @@ def json_lines(path: Path) -> Iterator[tuple[int, Any, str]]:
             raise NlueError(f"{where}: not a JSON object ({exc})") from None
 
 
-def _jsonl(path: Path, spec: CorpusSpec) -> Iterator[tuple[str, str]]:
-    for number, record, where in json_lines(path):
+def _jsonl(path: Path, spec: CorpusSpec, block: Block | None = None) -> Iterator[tuple[str, str]]:
+    for number, record, where in json_lines(path, block):
         text = _field_text(record, spec, where)
         yield _reference(record, spec, f"{path.name}:{number}"), text
 
@@ -183,11 +187,38 @@ def read_corpus(spec: CorpusSpec) -> Iterator[tuple[str, str]]:
         yield from _hub(spec)
         return
     for file, kind in corpus_files(path):
-        if kind == "parquet":
-            yield from _parquet(file, spec)
-        elif kind == "jsonl":
-            yield from _jsonl(file, spec)
-        else:
-            for number, line in read_lines(file):
-                if line.strip():
-                    yield f"{file.name}:{number}", line
+        yield from file_documents(file, kind, spec)
+
+
+def file_documents(file: Path, kind: str, spec: CorpusSpec, block: Block | None = None) -> Iterator[tuple[str, str]]:
+    """The documents of one corpus file (``kind`` as :func:`corpus_files` says), or of one ``block`` of it."""
+    if kind == "parquet":
+        yield from _parquet(file, spec)
+    elif kind == "jsonl":
+        yield from _jsonl(file, spec, block)
+    else:
+        for number, line in read_lines(file, block):
+            if line.strip():
+                yield f"{file.name}:{number}", line
+
+
+def corpus_blocks(spec: CorpusSpec, num_proc: int) -> tuple[list[tuple[Path, str]], int] | None:
+    """The files of a corpus that workers can read in blocks (:mod:`nlue.corpus_blocks`) and their bytes, or None
+    where one of them cannot be split (gzip, Parquet) or the corpus is a Hub dataset: the command's process
+    reads those itself."""
+    path = Path(spec.location)
+    if num_proc < 2 or not path.exists():
+        return None
+    files = corpus_files(path)
+    if any(kind == "parquet" or file.name.lower().endswith(".gz") for file, kind in files):
+        return None
+    return files, sum(file.stat().st_size for file, _ in files)
+
+
+def blocks_of(files: list[tuple[Path, str]], total_bytes: int, num_proc: int) -> Iterator[tuple[str, Block]]:
+    """Every block of ``files`` in corpus order, with its file's kind: what a worker reads (see
+    :func:`file_documents`)."""
+    size = block_size(total_bytes, num_proc)
+    for file, kind in files:
+        for block in file_blocks(file, size, max_line=MAX_DOCUMENT_BYTES):
+            yield kind, block
