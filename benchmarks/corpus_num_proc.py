@@ -13,8 +13,9 @@ memory of the child's whole process tree (the command and its workers, summed, s
 with readme_llm_commands' PeakMemory; needs psutil), and checks that every run wrote the same bytes.
 
 References printed beside the figures: the ideal speed-up (the processes run, at most the usable cores),
-the reading floor (one process only reading and splitting the corpus into documents, which the command's
-main process does for every N: it bounds what more processes can give), and the goal of issue 31, item 5: memory bounded by the chunks in flight, not by the corpus: under 200 MiB per
+the reading floor (one process only reading and splitting the corpus into documents: with one process the
+command does it itself; with more, each worker reads and cuts its own blocks of the file), the time the
+command's process takes to place the blocks' borders (all it reads itself with N > 1), and the goal of issue 31, item 5: memory bounded by the chunks in flight, not by the corpus: under 200 MiB per
 process (the command; with N workers also the forkserver: (2 + N) x 200 MiB), and about the same peak on
 a corpus a quarter the size (``--also-sentences``).
 
@@ -104,6 +105,15 @@ def reading_floor(corpus: Path) -> float:
                                 text=True, env=_env()).stdout)  # fmt: skip
 
 
+def placing_blocks(corpus: Path, num_proc: int) -> float:
+    """Seconds for the command's process to place the blocks of the corpus for ``num_proc`` workers (in a child)."""
+    code = ("import sys, time; from nlue.idioms.corpus import open_corpus; t = time.perf_counter(); "
+            "n = sum(1 for _ in open_corpus(sys.argv[1]).file.blocks(int(sys.argv[2]))); "
+            "print(time.perf_counter() - t)")  # fmt: skip
+    return float(subprocess.run([sys.executable, "-c", code, str(corpus), str(num_proc)], check=True,
+                                capture_output=True, text=True, env=_env()).stdout)  # fmt: skip
+
+
 def _env() -> dict[str, str]:
     src = str(ROOT / "src")
     return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p),
@@ -144,8 +154,9 @@ def main() -> int:
         print(f"corpus: {args.sentences:,} sentences in {documents:,} documents, {size / 2**20:.0f} MiB, "
               f"{len(IDIOMS)} idioms, seed {SEED} (generated in {time.perf_counter() - started:.1f} s)")  # fmt: skip
         floor = reading_floor(corpus)
+        placing = placing_blocks(corpus, max(args.num_proc))
         print(f"reference: reading alone (one process) {floor:.1f} s = {args.sentences / floor:,.0f} sentences/s; "
-              "the main process reads for every N\n")  # fmt: skip
+              f"placing the blocks (the command's own reading with N > 1) {placing:.2f} s\n")  # fmt: skip
         print(f"{'processes':>9} {'seconds':>8} {'sentences/s':>12} {'speed-up':>9} {'ideal':>6} "
               f"{'peak memory':>12} {'goal':>10} {'load':>5}  same bytes")  # fmt: skip
         first: tuple[float, Path] | None = None

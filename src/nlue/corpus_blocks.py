@@ -61,10 +61,14 @@ def block_size(total_bytes: int, num_proc: int) -> int:
     return max(MIN_BLOCK_BYTES, min(BLOCK_BYTES, total_bytes // (BLOCKS_PER_WORKER * max(num_proc, 1)) + 1))
 
 
-def count_lines(data: bytes, universal_newlines: bool) -> int:
-    """The line ends in ``data``: newlines, and with ``universal_newlines`` (Python's text mode) lone ``\\r`` too."""
-    newlines = data.count(b"\n")
-    return newlines + data.count(b"\r") - data.count(b"\r\n") if universal_newlines else newlines
+def count_lines(data: bytes | bytearray, universal_newlines: bool, end: int | None = None) -> int:
+    """The line ends in ``data`` (up to ``end``): newlines, and with ``universal_newlines`` (Python's text mode)
+    lone ``\\r`` too."""
+    end = len(data) if end is None else end
+    newlines = data.count(b"\n", 0, end)
+    if not universal_newlines or data.find(b"\r", 0, end) < 0:
+        return newlines
+    return newlines + data.count(b"\r", 0, end) - data.count(b"\r\n", 0, end)
 
 
 def file_blocks(
@@ -101,7 +105,7 @@ def file_blocks(
                     at_end = not more
                     buffer += more
             yield Block(str(path), start, start + end, line)
-            line += count_lines(bytes(buffer[:end]), universal_newlines)
+            line += count_lines(buffer, universal_newlines, end)
             start += end
             del buffer[:end]
 

@@ -143,7 +143,8 @@ def file_document_id(source: CorpusFile, documents_before: int, block_id: str) -
     before its block."""
     if source.kind != "text":
         return block_id
-    return f"{Path(source.path).name}:{documents_before + int(block_id.rsplit(':', 1)[1])}"
+    name, _, number = block_id.rpartition(":")  # <file name>:<number in the block>
+    return f"{name}:{documents_before + int(number)}"
 
 
 def _block_text(block: Block) -> IO[str]:

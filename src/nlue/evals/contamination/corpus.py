@@ -59,8 +59,9 @@ def _kind(path: Path) -> str | None:
     return None
 
 
-def corpus_files(path: Path) -> list[tuple[Path, str]]:
-    """The files of a corpus path with how each is read; a folder's files sorted, other names skipped and said."""
+def corpus_files(path: Path, quiet: bool = False) -> list[tuple[Path, str]]:
+    """The files of a corpus path with how each is read; a folder's files sorted, other names skipped and said
+    (``quiet``: not said, for a look before the reading)."""
     if path.is_file():
         return [(path, _kind(path) or "text")]
     found, skipped = [], []
@@ -68,7 +69,7 @@ def corpus_files(path: Path) -> list[tuple[Path, str]]:
         kind = _kind(file)
         hidden = any(part.startswith(".") for part in file.relative_to(path).parts)
         (skipped if kind is None or hidden else found).append((file, kind))
-    if skipped:
+    if skipped and not quiet:
         logger.warning("%s: %d file(s) skipped, not text, JSONL or Parquet by name: %s", path, len(skipped),
                        ", ".join(f.name for f, _ in skipped[:5]) + (" ..." if len(skipped) > 5 else ""))  # fmt: skip
     if not found:
@@ -209,9 +210,9 @@ def corpus_blocks(spec: CorpusSpec, num_proc: int) -> tuple[list[tuple[Path, str
     path = Path(spec.location)
     if num_proc < 2 or not path.exists():
         return None
-    files = corpus_files(path)
-    if any(kind == "parquet" or file.name.lower().endswith(".gz") for file, kind in files):
+    if any(kind == "parquet" or file.name.lower().endswith(".gz") for file, kind in corpus_files(path, quiet=True)):
         return None
+    files = corpus_files(path)
     return files, sum(file.stat().st_size for file, _ in files)
 
 
