@@ -112,7 +112,7 @@ def reading_floor(corpus: Path) -> float:
 def placing_blocks(corpus: Path, num_proc: int) -> float:
     """Seconds for the command's process to place the blocks of the corpus for ``num_proc`` workers (in a child)."""
     code = ("import sys, time; from nlue.idioms.corpus import open_corpus; t = time.perf_counter(); "
-            "n = sum(1 for _ in open_corpus(sys.argv[1]).file.blocks(int(sys.argv[2]))); "
+            "n = sum(1 for _ in open_corpus(sys.argv[1]).files[0].blocks(int(sys.argv[2]))); "
             "print(time.perf_counter() - t)")  # fmt: skip
     return float(subprocess.run([sys.executable, "-c", code, str(corpus), str(num_proc)], check=True,
                                 capture_output=True, text=True, env=_env()).stdout)  # fmt: skip

@@ -138,7 +138,9 @@ def test_every_format_and_two_processes_find_the_same(planted, monkeypatch) -> N
                 f"doc{i}" for i in range(3000)
             }
     assert all(summary == summaries["text"] for summary in summaries.values())
-    for name, like in (("text", "text"), ("jsonl", "jsonl"), ("gzip", "jsonl")):  # gzip: read here, not in blocks
+    # gzip is read by the command's process, the others in blocks (Parquet: row groups) by the workers
+    for name, like in (("text", "text"), ("jsonl", "jsonl"), ("gzip", "jsonl"), ("parquet", "parquet"),
+                       ("folder", "folder")):  # fmt: skip
         field = [] if name == "text" else ["--text-field", "content"]
         two = work / f"two-{name}.json"
         assert _run("--dataset", repo, "--corpus", str(made[name]), *field, "--num-proc", "2", "--out", str(two)) == 0

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import nlue.corpus_blocks as corpus_blocks
@@ -63,6 +65,12 @@ def test_blocks_cover_every_line_once_at_line_starts(tmp_path: Path, size: int) 
             assert data[block.start : block.end].decode()  # no character cut
 
 
+def _parquet_corpus(path: Path, with_ids: bool, null: bool = True) -> None:
+    texts = PARAGRAPHS * 3 + ([None] if null else [])  # an empty cell: text to the miner, an error to the check
+    columns = {"text": texts, **({"id": [None if n % 3 else f"r{n}" for n in range(len(texts))]} if with_ids else {})}
+    pq.write_table(pa.table(columns), path, row_group_size=4)  # row groups of 4 rows: the blocks
+
+
 @pytest.mark.parametrize("size", [1, 5, 33, 120, 10_000])
 def test_idioms_blocks_give_the_documents_of_one_reader(tmp_path: Path, size: int, monkeypatch) -> None:
     """issue 31, item 5: text read as paragraphs or as lines, and JSONL, read in blocks give the documents, texts
@@ -71,31 +79,48 @@ def test_idioms_blocks_give_the_documents_of_one_reader(tmp_path: Path, size: in
     monkeypatch.setattr(corpus_blocks, "BLOCK_BYTES", size)
     _text_corpus(tmp_path / "c.txt")
     _jsonl_corpus(tmp_path / "c.jsonl")
-    for name, lines in (("c.txt", False), ("c.txt", True), ("c.jsonl", False)):
+    (tmp_path / "pq").mkdir()
+    _parquet_corpus(tmp_path / "pq" / "a.parquet", with_ids=True)
+    _parquet_corpus(tmp_path / "pq" / "b.parquet", with_ids=False)
+    for name, lines in (("c.txt", False), ("c.txt", True), ("c.jsonl", False), ("pq", False)):
         corpus = open_corpus(str(tmp_path / name), line_documents=lines)
         whole = [(d.id, d.text) for d in corpus.documents()]
-        pieces, before = [], 0
-        for block in corpus.file.blocks(num_proc=2):
-            documents = list(block_documents(corpus.file, block))
-            pieces += [(file_document_id(corpus.file, before, d.id), d.text) for d in documents]
-            before += len(documents)
+        pieces = []
+        for source in corpus.files:
+            before = 0
+            for block in source.blocks(num_proc=2):
+                documents = list(block_documents(source, block))
+                pieces += [(file_document_id(source, before, d.id), d.text) for d in documents]
+                before += len(documents)
         assert pieces == whole and len(whole) > 10, name
+    assert len(list(corpus.files[0].blocks(2))) == 4  # the Parquet file's row groups
 
 
 @pytest.mark.parametrize("size", [1, 5, 33, 10_000])
 def test_contamination_blocks_give_the_documents_of_one_reader(tmp_path: Path, size: int, monkeypatch) -> None:
-    """issue 32, item 1: `nlue contamination`'s text (a document a line) and JSONL files read in blocks give the
-    documents and their references (file and line) of one reader."""
+    """issue 32, item 1: `nlue contamination`'s text (a document a line), JSONL and Parquet files read in blocks
+    (a Parquet file's row groups) give the documents and their references (file and line or row) of one reader."""
     monkeypatch.setattr(corpus_blocks, "MIN_BLOCK_BYTES", 1)
     monkeypatch.setattr(corpus_blocks, "BLOCK_BYTES", size)
     (tmp_path / "folder").mkdir()
     _text_corpus(tmp_path / "folder" / "a.txt")
     _jsonl_corpus(tmp_path / "folder" / "b.jsonl")
+    _parquet_corpus(tmp_path / "folder" / "c.parquet", with_ids=True, null=False)
+    (tmp_path / "folder" / "d.parquet").write_bytes(b"not parquet")  # one block; its reader says what it is
     spec = CorpusSpec(str(tmp_path / "folder"))
     files = corpus_files(tmp_path / "folder")
     blocks = list(blocks_of(files, 0, num_proc=2))
-    assert list(read_corpus(spec)) == [doc for kind, block in blocks for doc in file_documents(
-        Path(block.path), kind, spec, block)]  # fmt: skip
+
+    def documents(reader):
+        found = []
+        with pytest.raises(NlueError, match=r"d.parquet: not a Parquet file"):
+            found.extend(reader)
+        return found
+
+    whole = documents(read_corpus(spec))
+    assert whole == documents(doc for kind, block in blocks for doc in file_documents(Path(block.path), kind, spec,
+                                                                                     block))  # fmt: skip
+    assert len(whole) > 30 and {"r0", "c.parquet:2"} <= {reference for reference, _ in whole}
 
 
 def test_errors_in_a_late_block_read_as_from_one_reader(tmp_path: Path, monkeypatch) -> None:
@@ -116,7 +141,7 @@ def test_errors_in_a_late_block_read_as_from_one_reader(tmp_path: Path, monkeypa
 
     for name in ("c.txt", "c.jsonl"):
         corpus = open_corpus(str(tmp_path / name))
-        in_blocks = (d for block in corpus.file.blocks(2) for d in block_documents(corpus.file, block))
+        in_blocks = (d for block in corpus.files[0].blocks(2) for d in block_documents(corpus.files[0], block))
         assert message(corpus.documents()) == message(in_blocks)
     assert message(corpus.documents()).endswith("c.jsonl: row 31: column 'text' holds int, not text")
     assert message(open_corpus(str(tmp_path / "c.txt")).documents()).endswith(f"at byte {at}")
@@ -149,7 +174,7 @@ def test_mining_a_text_file_in_blocks_on_two_processes(tmp_path: Path, monkeypat
     matcher = FaultyMatcher(idioms)  # fails on the document holding "अन्तिम": the last one
     faults = []
     for documents in (mine_documents(matcher, corpus.documents(), MiningReport(), 1),
-                      mine_blocks(matcher, corpus.file, MiningReport(), 2, lambda size: None)):  # fmt: skip
+                      mine_blocks(matcher, corpus.files, MiningReport(), 2, lambda size: None)):  # fmt: skip
         with pytest.raises(ItemError) as caught:
             list(documents)
         faults.append(str(caught.value))

@@ -13,6 +13,7 @@ are merged in block order (:func:`nlue.process_map.map_in_order`), so the output
   just after an empty line (``\\n\\n`` or ``\\n\\r\\n``): a block then never cuts a document.
 * The command's process reads the file once, raw, to find the borders and count the lines before each block
   (``bytes.count``: gigabytes a second), so that a worker names a line by its number in the file.
+* A Parquet file's blocks are its row groups (:func:`row_groups`), numbered from their first row.
 * Gzip cannot be split (a stream has no place to start reading but its beginning): a ``.gz`` corpus is read
   and cut by the command's process, as before.
 """
@@ -53,6 +54,36 @@ class Block:
         with open(self.path, "rb") as handle:
             handle.seek(self.start)
             return handle.read(self.size)
+
+
+@dataclass(frozen=True)
+class RowGroup:
+    """Row group ``index`` of the Parquet file at ``path``; ``first_row`` is the number (from 1) of its first row
+    in the file and ``size`` its share of the file's bytes (for a progress bar)."""
+
+    path: str
+    index: int
+    first_row: int
+    size: int
+
+    def describe(self) -> str:
+        return f"{Path(self.path).name}, row group {self.index} (from row {self.first_row})"
+
+
+def row_groups(path: Path | str) -> list[RowGroup]:
+    """The row groups of a Parquet file, in order (pyarrow's error for a file that is not Parquet); a group with
+    index -1 stands for none."""
+    import pyarrow.parquet as pq
+
+    metadata = pq.ParquetFile(path).metadata
+    total_bytes, total_rows = Path(path).stat().st_size, max(metadata.num_rows, 1)
+    groups, first, shared = [], 1, 0
+    for index in range(metadata.num_row_groups):
+        rows = metadata.row_group(index).num_rows
+        share = total_bytes - shared if index == metadata.num_row_groups - 1 else total_bytes * rows // total_rows
+        groups.append(RowGroup(str(path), index, first, share))
+        first, shared = first + rows, shared + share
+    return groups or [RowGroup(str(path), -1, 1, total_bytes)]  # no rows: one empty group, its columns still read
 
 
 def block_size(total_bytes: int, num_proc: int) -> int:

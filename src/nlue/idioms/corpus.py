@@ -16,9 +16,10 @@ row's ``id`` column where a dataset has one. Progress is shown by the caller (by
 for files, documents for datasets).
 
 An uncompressed ``.txt`` or ``.jsonl`` file can also be read in blocks of bytes by worker
-processes (:attr:`Corpus.file`, :func:`block_documents`; :mod:`nlue.corpus_blocks`): text
-blocks end after an empty line unless every line is a document, so no document is cut, and a
-block's documents are numbered from 1 (:func:`file_document_id` gives their number in the file).
+processes, and a Parquet file by row groups (:attr:`Corpus.files`, :func:`block_documents`;
+:mod:`nlue.corpus_blocks`): text blocks end after an empty line unless every line is a
+document, so no document is cut, and a block's documents are numbered from 1
+(:func:`file_document_id` gives their number in the file).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from nlue.corpus_blocks import Block, block_size, file_blocks, first_bad_utf8
+from nlue.corpus_blocks import Block, RowGroup, block_size, file_blocks, first_bad_utf8, row_groups
 from nlue.errors import NlueError
 
 TEXT_SUFFIXES = (".txt", ".text")
@@ -52,21 +53,23 @@ class Corpus:
     documents: Callable[[], Iterator[Document]]
     total_bytes: int | None  # for files: progress in bytes; None: progress in documents
     position: Callable[[], int]
-    file: CorpusFile | None = None  # a plain file that workers may read in blocks
+    files: tuple[CorpusFile, ...] = ()  # files whose blocks workers may read themselves; none: read here
 
 
 @dataclass(frozen=True)
 class CorpusFile:
-    """A plain (uncompressed) text or JSONL corpus file and how its documents are read: what a worker needs."""
+    """An uncompressed text, JSONL or Parquet corpus file and how its documents are read: what a worker needs."""
 
     path: str
-    kind: str  # "text" or "jsonl"
+    kind: str  # "text", "jsonl" or "parquet"
     text_column: str = "text"
     line_documents: bool = False
 
-    def blocks(self, num_proc: int) -> Iterator[Block]:
+    def blocks(self, num_proc: int) -> Iterator[Block | RowGroup]:
         """The file's blocks for ``num_proc`` workers (text: ending after an empty line, where documents are
-        paragraphs); lines are counted as Python's text mode reads them."""
+        paragraphs; Parquet: its row groups); lines are counted as Python's text mode reads them."""
+        if self.kind == "parquet":
+            return iter(row_groups(self.path))
         size = block_size(Path(self.path).stat().st_size, num_proc)
         paragraphs = self.kind == "text" and not self.line_documents
         return file_blocks(self.path, size, paragraphs=paragraphs, universal_newlines=True)
@@ -96,12 +99,13 @@ def open_corpus(
         plain = path.suffix.lower() != ".gz"  # gzip cannot be split into blocks
         if kind in TEXT_SUFFIXES:
             return Corpus(path.name, lambda: _text_documents(path, line_documents, counter), size, counter.get,
-                          CorpusFile(str(path), "text", text_column, line_documents) if plain else None)  # fmt: skip
+                          (CorpusFile(str(path), "text", text_column, line_documents),) if plain else ())  # fmt: skip
         if kind == ".jsonl":
             return Corpus(path.name, lambda: _jsonl_documents(path, text_column, counter), size, counter.get,
-                          CorpusFile(str(path), "jsonl", text_column) if plain else None)  # fmt: skip
+                          (CorpusFile(str(path), "jsonl", text_column),) if plain else ())  # fmt: skip
         if kind == ".parquet":
-            return Corpus(path.name, lambda: _parquet_documents([path], text_column, counter), size, counter.get)
+            return Corpus(path.name, lambda: _parquet_documents([path], text_column, counter), size, counter.get,
+                          (CorpusFile(str(path), "parquet", text_column),))  # fmt: skip
         raise NlueError(
             f"{path}: cannot read a corpus from a {kind or 'suffix-less'} file; use .txt, .jsonl or .parquet"
         )
@@ -112,7 +116,8 @@ def open_corpus(
         if parquet:
             counter = _ByteCounter()
             total = sum(p.stat().st_size for p in parquet)
-            return Corpus(path.name, lambda: _parquet_documents(parquet, text_column, counter), total, counter.get)
+            return Corpus(path.name, lambda: _parquet_documents(parquet, text_column, counter), total, counter.get,
+                          tuple(CorpusFile(str(p), "parquet", text_column) for p in parquet))  # fmt: skip
         raise NlueError(f"{path}: a folder with neither Parquet files nor a saved `datasets` dataset")
     if "/" in source and not source.startswith((".", "/")):
         return _dataset_corpus(source, text_column, config, split, from_disk=False)
@@ -129,10 +134,12 @@ class _ByteCounter:
         return self.value
 
 
-def block_documents(source: CorpusFile, block: Block) -> Iterator[Document]:
+def block_documents(source: CorpusFile, block: Block | RowGroup) -> Iterator[Document]:
     """The documents of one block of ``source``, read in a worker; a text file's are numbered from 1 in the block
-    (:func:`file_document_id`), a JSONL file's by their line in the file."""
+    (:func:`file_document_id`), a JSONL file's by their line in the file, a Parquet file's by their row."""
     counter = _ByteCounter()
+    if isinstance(block, RowGroup):
+        return _parquet_documents([Path(source.path)], source.text_column, counter, block)
     if source.kind == "text":
         return _text_documents(Path(source.path), source.line_documents, counter, block)
     return _jsonl_documents(Path(source.path), source.text_column, counter, block)
@@ -208,7 +215,10 @@ def _document(record: Any, column: str, default_id: str, where: str) -> Document
     return Document(str(record.get("id") or default_id), text)
 
 
-def _parquet_documents(paths: list[Path], column: str, counter: _ByteCounter) -> Iterator[Document]:
+def _parquet_documents(
+    paths: list[Path], column: str, counter: _ByteCounter, group: RowGroup | None = None
+) -> Iterator[Document]:
+    """The documents of Parquet files, or of one row ``group`` of one (numbered by their row in the file)."""
     import pyarrow.parquet as pq
 
     for path in paths:
@@ -217,9 +227,10 @@ def _parquet_documents(paths: list[Path], column: str, counter: _ByteCounter) ->
         if column not in names:
             raise NlueError(f"{path}: no {column!r} column (found: {', '.join(names)}); name it with --text-column")
         wanted = [column, *(["id"] if "id" in names and column != "id" else [])]
-        number = 0
+        number = 0 if group is None else group.first_row - 1
         per_batch = path.stat().st_size / max(parquet.metadata.num_rows, 1)
-        for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=wanted):
+        only = None if group is None else [group.index] if group.index >= 0 else []
+        for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=wanted, row_groups=only):
             ids = batch.column("id").to_pylist() if "id" in wanted else [None] * batch.num_rows
             for text, row_id in zip(batch.column(column).to_pylist(), ids, strict=True):
                 number += 1

@@ -17,8 +17,8 @@ fingerprint per distinct candidate, which drops repeats (web crawls repeat pages
 Processes and engines: the per-document work (:func:`document_candidates`) runs on ``num_proc`` worker
 processes (:func:`nlue.process_map.map_in_order`: results in corpus order), while this process drops
 repeats and writes, so the files are the same bytes however many processes run. An uncompressed text or
-JSONL file is cut into blocks of bytes that each worker reads and cuts into documents itself
-(:func:`mine_blocks`; this process only places the blocks); any other corpus is read here and sent to the
+JSONL file is cut into blocks of bytes that each worker reads and cuts into documents itself, and a Parquet
+file into its row groups (:func:`mine_blocks`; this process only places the blocks); any other corpus is read here and sent to the
 workers in chunks of documents (:func:`mine_documents`).
 :func:`find_candidates`, :func:`drop_repeats` and :func:`candidate_line` are the stable API for running
 the same work on an engine (Ray Data, Dask, Spark; docs/examples/corpus-engines/).
@@ -47,7 +47,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from nlue.corpus_blocks import Block
+from nlue.corpus_blocks import Block, RowGroup
 from nlue.errors import NlueError
 from nlue.idioms.corpus import Corpus, CorpusFile, Document, block_documents, file_document_id
 from nlue.idioms.sentences import split_sentences
@@ -286,6 +286,7 @@ class _MinedBlock:
     """One block's work, as a worker sends it back: documents read, those with candidates (the id the block gave
     them, sentences, records), bytes, and what stopped the block if anything did (after the documents before)."""
 
+    source: CorpusFile | None = None
     documents: int = 0
     found: list[tuple[str, int, list[dict[str, Any]]]] = field(default_factory=list)
     size: int = 0
@@ -294,9 +295,9 @@ class _MinedBlock:
     reading_error: str | None = None
 
 
-def _mine_block(context: tuple[Matcher, CorpusFile], block: Block) -> _MinedBlock:
-    matcher, source = context
-    mined = _MinedBlock(size=block.size)
+def _mine_block(matcher: Matcher, job: tuple[CorpusFile, Block | RowGroup]) -> _MinedBlock:
+    source, block = job
+    mined = _MinedBlock(source, size=block.size)
     try:
         for document in block_documents(source, block):
             try:
@@ -313,14 +314,17 @@ def _mine_block(context: tuple[Matcher, CorpusFile], block: Block) -> _MinedBloc
 
 
 def mine_blocks(
-    matcher: Matcher, source: CorpusFile, report: MiningReport, num_proc: int, progress: Callable[[int], Any]
+    matcher: Matcher, files: Sequence[CorpusFile], report: MiningReport, num_proc: int, progress: Callable[[int], Any]
 ) -> Iterator[dict[str, Any]]:
-    """:func:`mine_documents` for a plain file whose blocks the workers read themselves (module docstring): the
-    same candidates, ids and errors; ``progress`` is told the bytes of each block done."""
+    """:func:`mine_documents` for files whose blocks the workers read themselves (module docstring): the same
+    candidates, ids and errors; ``progress`` is told the bytes of each block done."""
     repeats = RepeatFilter()
-    before = 0  # documents in the blocks before: a text file's ids are numbered through the file
-    for mined in map_in_order(_mine_block, (matcher, source), source.blocks(num_proc), num_proc=num_proc,
-                              where=Block.describe, chunk_items=1):  # fmt: skip
+    jobs = ((source, block) for source in files for block in source.blocks(num_proc))
+    before, source = 0, None  # documents in the file's blocks before: a text file's ids are numbered through it
+    for mined in map_in_order(_mine_block, matcher, jobs, num_proc=num_proc, where=lambda job: job[1].describe(),
+                              chunk_items=1):  # fmt: skip
+        if mined.source != source:  # a copy from the worker: compared by its fields
+            before, source = 0, mined.source
         for block_id, sentences, records in mined.found:
             document = file_document_id(source, before, block_id)
             for record in records:
@@ -355,8 +359,8 @@ def mine(
     handle, tmp = tempfile.mkstemp(prefix=f".{CANDIDATES_NAME}.", dir=out)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as sink:
-            if num_proc > 1 and corpus.file is not None:
-                records = mine_blocks(matcher, corpus.file, report, num_proc, bar.update)
+            if num_proc > 1 and corpus.files:
+                records = mine_blocks(matcher, corpus.files, report, num_proc, bar.update)
             else:
                 records = mine_documents(matcher, _with_progress(corpus, bar), report, num_proc)
             for record in records:

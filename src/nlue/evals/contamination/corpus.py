@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from nlue.corpus_blocks import Block, block_size, file_blocks
+from nlue.corpus_blocks import Block, RowGroup, block_size, file_blocks, row_groups
 from nlue.errors import NlueError
 
 logger = logging.getLogger(__name__)
@@ -135,7 +135,7 @@ def _jsonl(path: Path, spec: CorpusSpec, block: Block | None = None) -> Iterator
         yield _reference(record, spec, f"{path.name}:{number}"), text
 
 
-def _parquet(path: Path, spec: CorpusSpec) -> Iterator[tuple[str, str]]:
+def _parquet(path: Path, spec: CorpusSpec, group: RowGroup | None = None) -> Iterator[tuple[str, str]]:
     import pyarrow.parquet as pq
 
     try:
@@ -147,8 +147,9 @@ def _parquet(path: Path, spec: CorpusSpec) -> Iterator[tuple[str, str]]:
         raise NlueError(f"{path}: no column {spec.text_field!r}; its columns: {', '.join(columns)} "
                         "(choose the text field with --text-field)")  # fmt: skip
     wanted = [spec.text_field] + ([spec.id_field] if spec.id_field in columns else [])
-    row = 0
-    for batch in reader.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=wanted):
+    row = 0 if group is None else group.first_row - 1
+    only = None if group is None else [group.index] if group.index >= 0 else []
+    for batch in reader.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=wanted, row_groups=only):
         texts = batch.column(spec.text_field).to_pylist()
         ids = batch.column(spec.id_field).to_pylist() if len(wanted) > 1 else [None] * len(texts)
         for text, ident in zip(texts, ids, strict=True):
@@ -191,10 +192,13 @@ def read_corpus(spec: CorpusSpec) -> Iterator[tuple[str, str]]:
         yield from file_documents(file, kind, spec)
 
 
-def file_documents(file: Path, kind: str, spec: CorpusSpec, block: Block | None = None) -> Iterator[tuple[str, str]]:
-    """The documents of one corpus file (``kind`` as :func:`corpus_files` says), or of one ``block`` of it."""
+def file_documents(
+    file: Path, kind: str, spec: CorpusSpec, block: Block | RowGroup | None = None
+) -> Iterator[tuple[str, str]]:
+    """The documents of one corpus file (``kind`` as :func:`corpus_files` says), or of one ``block`` of it (a row
+    group of a Parquet file)."""
     if kind == "parquet":
-        yield from _parquet(file, spec)
+        yield from _parquet(file, spec, block if isinstance(block, RowGroup) else None)
     elif kind == "jsonl":
         yield from _jsonl(file, spec, block)
     else:
@@ -204,22 +208,28 @@ def file_documents(file: Path, kind: str, spec: CorpusSpec, block: Block | None 
 
 
 def corpus_blocks(spec: CorpusSpec, num_proc: int) -> tuple[list[tuple[Path, str]], int] | None:
-    """The files of a corpus that workers can read in blocks (:mod:`nlue.corpus_blocks`) and their bytes, or None
-    where one of them cannot be split (gzip, Parquet) or the corpus is a Hub dataset: the command's process
-    reads those itself."""
+    """The files of a corpus that workers can read in blocks (:mod:`nlue.corpus_blocks`; a Parquet file's row
+    groups) and their bytes, or None where one of them cannot be split (gzip) or the corpus is a Hub dataset:
+    the command's process reads those itself."""
     path = Path(spec.location)
     if num_proc < 2 or not path.exists():
         return None
-    if any(kind == "parquet" or file.name.lower().endswith(".gz") for file, kind in corpus_files(path, quiet=True)):
+    if any(file.name.lower().endswith(".gz") for file, _ in corpus_files(path, quiet=True)):
         return None
     files = corpus_files(path)
     return files, sum(file.stat().st_size for file, _ in files)
 
 
-def blocks_of(files: list[tuple[Path, str]], total_bytes: int, num_proc: int) -> Iterator[tuple[str, Block]]:
+def blocks_of(files: list[tuple[Path, str]], total_bytes: int, num_proc: int) -> Iterator[tuple[str, Block | RowGroup]]:
     """Every block of ``files`` in corpus order, with its file's kind: what a worker reads (see
-    :func:`file_documents`)."""
+    :func:`file_documents`). A file that is not Parquet, though named so, is one block: its reader says so."""
     size = block_size(total_bytes, num_proc)
     for file, kind in files:
-        for block in file_blocks(file, size, max_line=MAX_DOCUMENT_BYTES):
-            yield kind, block
+        if kind != "parquet":
+            yield from ((kind, block) for block in file_blocks(file, size, max_line=MAX_DOCUMENT_BYTES))
+            continue
+        try:
+            groups: list[RowGroup] = row_groups(file)
+        except Exception:  # pyarrow's own errors: the reader names the file as not Parquet (_parquet)
+            groups = [RowGroup(str(file), -1, 1, file.stat().st_size)]
+        yield from ((kind, group) for group in groups)
