@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nlue.corpus_blocks import Block
+from nlue.corpus_blocks import Block, RowGroup
 from nlue.errors import NlueError
 from nlue.evals.contamination.corpus import CorpusSpec, blocks_of, corpus_blocks, file_documents, read_corpus
 from nlue.evals.contamination.index import GramIndex, Matches
@@ -88,8 +88,9 @@ class ScannedBlock:
     error: str | None = None
 
 
-def _scan_block(indexes: Mapping[str, GramIndex], job: tuple[str, CorpusSpec, Block]) -> ScannedBlock:
-    """One block read, cut into documents and scanned in a worker: the work :func:`scan_corpus` hands out."""
+def _scan_block(indexes: Mapping[str, GramIndex], job: tuple[str, CorpusSpec, Block | RowGroup]) -> ScannedBlock:
+    """One block (a Parquet row group) read, cut into documents and scanned in a worker: the work
+    :func:`scan_corpus` hands out."""
     kind, spec, block = job
     scanned = ScannedBlock(size=block.size)
 
