@@ -8,13 +8,17 @@ idiom's first word and is split into sentences). Then runs, each in a child proc
 
     nlue idioms mine --idioms IDIOMS --corpus CORPUS --out OUT -q --num-proc N      for each N asked
 
-and prints the wall time, sentences per second, the speed-up over one process, and the peak resident
-memory of the child's whole process tree (the command and its workers, summed, sampled every half second
-with readme_llm_commands' PeakMemory; needs psutil), and checks that every run wrote the same bytes.
+and prints the wall time, sentences per second, the speed-up over one process, the CPU seconds of the
+command's own process and of its whole process tree (the command, the fork server and the workers: each
+process's last sample, every 50 ms), and the peak resident memory of that tree (summed, sampled every
+half second with readme_llm_commands' PeakMemory; needs psutil), and checks that every run wrote the same
+bytes. The CPU seconds do not depend on what else the machine runs, as the wall time does: the command's
+own CPU is the part no worker can take over.
 
 References printed beside the figures: the ideal speed-up (the processes run, at most the usable cores),
-the reading floor (one process only reading and splitting the corpus into documents, which the command's
-main process does for every N: it bounds what more processes can give), and the goal of issue 31, item 5: memory bounded by the chunks in flight, not by the corpus: under 200 MiB per
+the reading floor (one process only reading and splitting the corpus into documents: with one process the
+command does it itself; with more, each worker reads and cuts its own blocks of the file), the time the
+command's process takes to place the blocks' borders (all it reads itself with N > 1), and the goal of issue 31, item 5: memory bounded by the chunks in flight, not by the corpus: under 200 MiB per
 process (the command; with N workers also the forkserver: (2 + N) x 200 MiB), and about the same peak on
 a corpus a quarter the size (``--also-sentences``).
 
@@ -32,6 +36,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -104,25 +109,68 @@ def reading_floor(corpus: Path) -> float:
                                 text=True, env=_env()).stdout)  # fmt: skip
 
 
+def placing_blocks(corpus: Path, num_proc: int) -> float:
+    """Seconds for the command's process to place the blocks of the corpus for ``num_proc`` workers (in a child)."""
+    code = ("import sys, time; from nlue.idioms.corpus import open_corpus; t = time.perf_counter(); "
+            "n = sum(1 for _ in open_corpus(sys.argv[1]).files[0].blocks(int(sys.argv[2]))); "
+            "print(time.perf_counter() - t)")  # fmt: skip
+    return float(subprocess.run([sys.executable, "-c", code, str(corpus), str(num_proc)], check=True,
+                                capture_output=True, text=True, env=_env()).stdout)  # fmt: skip
+
+
 def _env() -> dict[str, str]:
     src = str(ROOT / "src")
     return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p),
             "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}  # fmt: skip
 
 
-def mine(idioms: Path, corpus: Path, out: Path, num_proc: int) -> tuple[float, int, str]:
-    """Wall seconds, the process tree's peak memory and the command's summary line for one run."""
+class TreeCpu:
+    """CPU seconds (user and system) of a process and of its whole tree, from each process's last sample."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.seen = pid, {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> tuple[float, float]:
+        """The command's CPU seconds and the tree's."""
+        self._stop.set()
+        self._thread.join()
+        return self.seen.get(self.pid, 0.0), sum(self.seen.values())
+
+    def _sample(self) -> None:
+        import psutil
+
+        while not self._stop.wait(0.05):
+            try:
+                root = psutil.Process(self.pid)
+                tree = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                continue
+            for process in tree:
+                try:
+                    times = process.cpu_times()
+                except psutil.Error:
+                    continue
+                self.seen[process.pid] = times.user + times.system
+
+
+def mine(idioms: Path, corpus: Path, out: Path, num_proc: int) -> tuple[float, int, str, tuple[float, float]]:
+    """Wall seconds, the process tree's peak memory, the command's summary line and the CPU seconds of the
+    command and of its tree for one run."""
     argv = [sys.executable, "-m", "nlue.cli", "idioms", "mine", "--idioms", str(idioms), "--corpus", str(corpus),
             "--out", str(out), "-q", "--num-proc", str(num_proc)]  # fmt: skip
     started = time.perf_counter()
     with PeakMemory() as memory:
         child = subprocess.Popen(argv, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         memory.pids.append(child.pid)
+        cpu = TreeCpu(child.pid)
         printed, errors = child.communicate()
     wall = time.perf_counter() - started
     if child.returncode != 0:
         raise SystemExit(f"nlue idioms mine --num-proc {num_proc} exited {child.returncode}:\n{errors}")
-    return wall, memory.peak, printed.strip()
+    return wall, memory.peak, printed.strip(), cpu.stop()
 
 
 def main() -> int:
@@ -144,14 +192,15 @@ def main() -> int:
         print(f"corpus: {args.sentences:,} sentences in {documents:,} documents, {size / 2**20:.0f} MiB, "
               f"{len(IDIOMS)} idioms, seed {SEED} (generated in {time.perf_counter() - started:.1f} s)")  # fmt: skip
         floor = reading_floor(corpus)
+        placing = placing_blocks(corpus, max(args.num_proc))
         print(f"reference: reading alone (one process) {floor:.1f} s = {args.sentences / floor:,.0f} sentences/s; "
-              "the main process reads for every N\n")  # fmt: skip
+              f"placing the blocks (the command's own reading with N > 1) {placing:.2f} s\n")  # fmt: skip
         print(f"{'processes':>9} {'seconds':>8} {'sentences/s':>12} {'speed-up':>9} {'ideal':>6} "
-              f"{'peak memory':>12} {'goal':>10} {'load':>5}  same bytes")  # fmt: skip
+              f"{'CPU s: command / all':>21} {'peak memory':>12} {'goal':>10} {'load':>5}  same bytes")  # fmt: skip
         first: tuple[float, Path] | None = None
         for num_proc in args.num_proc:
             out = folder / f"out-{num_proc}"
-            wall, peak, summary = mine(idioms, corpus, out, num_proc)
+            wall, peak, summary, (own_cpu, all_cpu) = mine(idioms, corpus, out, num_proc)
             if first is None:
                 first = (wall, out)
                 print(f"  ({summary.replace(str(out), 'OUT')})")
@@ -159,7 +208,7 @@ def main() -> int:
                        for name in ("candidates.jsonl", "mining_report.json"))  # fmt: skip
             goal = processes(num_proc) * MEMORY_GOAL_PER_PROCESS
             print(f"{num_proc:>9} {wall:>8.1f} {args.sentences / wall:>12,.0f} {first[0] / wall:>8.2f}x "
-                  f"{min(num_proc, usable):>5}x {peak / 2**20:>8.0f} MiB {goal / 2**20:>6.0f} MiB "
+                  f"{min(num_proc, usable):>5}x {own_cpu:>13.1f} / {all_cpu:>4.1f} {peak / 2**20:>8.0f} MiB {goal / 2**20:>6.0f} MiB "
                   f"{os.getloadavg()[0]:>5.1f}  {'yes' if same else 'NO'}")  # fmt: skip
             if not same:
                 return 1
@@ -167,7 +216,7 @@ def main() -> int:
             (folder / "smaller").mkdir()
             write_corpus(folder / "smaller", args.also_sentences)
             most = max(args.num_proc)
-            _, peak, _ = mine(idioms, folder / "smaller" / "corpus.txt", folder / "out-smaller", most)
+            _, peak, _, _ = mine(idioms, folder / "smaller" / "corpus.txt", folder / "out-smaller", most)
             print(
                 f"\nmemory against corpus size, {most} processes: {peak / 2**20:.0f} MiB at {args.also_sentences:,} "
                 f"sentences, against the figure above at {args.sentences:,} (bounded by chunks, not the corpus)"

@@ -15,7 +15,7 @@ MAX_LINES = 420  # "about 400": a module past it holds more than one job
 # the boards serve the report and the Space alike without either importing the other.
 ROOMS: tuple[tuple[str, ...], ...] = (
     ("nlue.errors", "nlue.version", "nlue.cache_root", "nlue.strict_json", "nlue.atomic_files", "nlue.text_table",
-     "nlue.text", "nlue.process_map"),  # leaf
+     "nlue.text", "nlue.process_map", "nlue.corpus_blocks"),  # leaf
     ("nlue.scoring",),  # metric maths; no task
     ("nlue.registry",),  # benchmarks -> tasks -> kinds; the task files
     ("nlue.data", "nlue.scores"),  # the builder; scores of registered tasks

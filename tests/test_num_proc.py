@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import nlue.corpus_blocks as corpus_blocks
 import nlue.process_map as process_map
 from nlue.errors import NlueError
 from nlue.idioms.cli import main as idioms_main
@@ -66,6 +67,8 @@ def test_mining_on_two_processes_writes_the_same_bytes_as_one(tmp_path: Path, mo
     """issue 31, item 5: `nlue idioms mine --num-proc 2` writes candidates.jsonl and mining_report.json byte for
     byte as one process does (same order, counts and repeats), and a bad row stops both with the same message."""
     monkeypatch.setattr(process_map, "DEFAULT_CHUNK_ITEMS", 64)  # many chunks, so order across workers matters
+    monkeypatch.setattr(corpus_blocks, "MIN_BLOCK_BYTES", 4096)  # many blocks of the file, likewise
+    monkeypatch.setattr(corpus_blocks, "BLOCK_BYTES", 8192)
     (tmp_path / "idioms.txt").write_text("\n".join(IDIOMS) + "\n", encoding="utf-8")
     lines = _corpus(tmp_path / "corpus.jsonl", 3000)
     one = _mine(tmp_path, tmp_path / "corpus.jsonl", "1", capsys)

@@ -80,7 +80,7 @@ class ItemError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class _Failure:
+class ItemFailure:
     """What went wrong on the item at ``index`` of a chunk, in a form that crosses processes."""
 
     index: int
@@ -93,7 +93,7 @@ class _Failure:
 @dataclass(frozen=True)
 class _ChunkResult:
     results: list[Any]  # one per item before the failure, if any
-    failure: _Failure | None
+    failure: ItemFailure | None
 
 
 _worker_context: Any = None
@@ -105,18 +105,22 @@ def _start_worker(context: Any) -> None:
     _worker_context = context
 
 
+def failure_of(exc: Exception, index: int) -> ItemFailure:
+    """``exc``, raised on the item at ``index``, in a form that crosses processes (:func:`raise_failure` raises it
+    again where the item can be named): for a function that works on blocks of items itself."""
+    kind = type(exc).__qualname__ if type(exc).__module__ == "builtins" else (
+        f"{type(exc).__module__}.{type(exc).__qualname__}"
+    )  # fmt: skip
+    return ItemFailure(index, kind, str(exc), "".join(traceback.format_exception(exc)), isinstance(exc, NlueError))
+
+
 def _run_chunk(function: Callable[[Any, Any], Any], context: Any, chunk: Sequence[Any]) -> _ChunkResult:
     results = []
     for index, item in enumerate(chunk):
         try:
             results.append(function(context, item))
         except Exception as exc:
-            kind = type(exc).__qualname__ if type(exc).__module__ == "builtins" else (
-                f"{type(exc).__module__}.{type(exc).__qualname__}"
-            )  # fmt: skip
-            failure = _Failure(index, kind, str(exc), "".join(traceback.format_exception(exc)),
-                               isinstance(exc, NlueError))  # fmt: skip
-            return _ChunkResult(results, failure)
+            return _ChunkResult(results, failure_of(exc, index))
     return _ChunkResult(results, None)
 
 
@@ -169,7 +173,7 @@ def map_in_order(
             done = _run_chunk(function, context, piece)
             yield from done.results
             if done.failure is not None:
-                _raise(done.failure, where(piece[done.failure.index]))
+                raise_failure(done.failure, where(piece[done.failure.index]))
         return
     yield from _map_on_workers(function, context, pieces, num_proc, where)
 
@@ -201,7 +205,7 @@ def _map_on_workers(
             done = _result(future, where(piece[0]), where(last[-1]))
             yield from done.results
             if done.failure is not None:
-                _raise(done.failure, where(piece[done.failure.index]))
+                raise_failure(done.failure, where(piece[done.failure.index]))
         if reading_error is not None:
             raise reading_error
     finally:
@@ -231,7 +235,8 @@ def _result(future: Future, first: str, last: str) -> _ChunkResult:
         raise ItemError(f"{first} to {last}: {type(exc).__name__}: {exc}") from exc
 
 
-def _raise(failure: _Failure, place: str) -> None:
+def raise_failure(failure: ItemFailure, place: str) -> None:
+    """The exception of ``failure`` (:func:`failure_of`), named by ``place``: an NlueError stays one."""
     if failure.input_error:
         raise NlueError(f"{place}: {failure.message}") from RemoteTraceback(failure.traceback)
     raise ItemError(f"{place}: {failure.kind}: {failure.message}") from RemoteTraceback(failure.traceback)

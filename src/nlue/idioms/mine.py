@@ -15,8 +15,11 @@ Candidates are written as they are found; what grows with the corpus is an 8-byt
 fingerprint per distinct candidate, which drops repeats (web crawls repeat pages).
 
 Processes and engines: the per-document work (:func:`document_candidates`) runs on ``num_proc`` worker
-processes (:func:`nlue.process_map.map_in_order`: in chunks, results in corpus order), while this process
-reads the corpus, drops repeats and writes, so the files are the same bytes however many processes run.
+processes (:func:`nlue.process_map.map_in_order`: results in corpus order), while this process drops
+repeats and writes, so the files are the same bytes however many processes run. An uncompressed text or
+JSONL file is cut into blocks of bytes that each worker reads and cuts into documents itself, and a Parquet
+file into its row groups (:func:`mine_blocks`; this process only places the blocks); any other corpus is read here and sent to the
+workers in chunks of documents (:func:`mine_documents`).
 :func:`find_candidates`, :func:`drop_repeats` and :func:`candidate_line` are the stable API for running
 the same work on an engine (Ray Data, Dask, Spark; docs/examples/corpus-engines/).
 
@@ -37,17 +40,18 @@ import re
 import tempfile
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
+from nlue.corpus_blocks import Block, RowGroup
 from nlue.errors import NlueError
-from nlue.idioms.corpus import Corpus, Document
+from nlue.idioms.corpus import Corpus, CorpusFile, Document, block_documents, file_document_id
 from nlue.idioms.sentences import split_sentences
-from nlue.process_map import map_in_order
+from nlue.process_map import ItemFailure, failure_of, map_in_order, raise_failure
 from nlue.strict_json import dumps
 from nlue.text.idiom_position import mark_position
 from nlue.text.idiom_prefix import WORD_CHARS, IdiomPattern, compile_idiom
@@ -256,20 +260,83 @@ def mine_documents(
     )  # fmt: skip
     for found in found_in:
         report.documents += 1
-        if found is None:
+        if found is not None:
+            yield from _new_candidates(report, repeats, *found)
+
+
+def _new_candidates(
+    report: MiningReport, repeats: RepeatFilter, sentences: int, records: list[dict[str, Any]]
+) -> Iterator[dict[str, Any]]:
+    """One document's candidates that are not repeats of earlier ones, counted in ``report``."""
+    report.sentences += sentences
+    new = False
+    for record in records:
+        if not repeats.is_new(record):
+            report.repeats += 1
             continue
-        sentences, records = found
-        report.sentences += sentences
-        new = False
-        for record in records:
-            if not repeats.is_new(record):
-                report.repeats += 1
-                continue
-            new = True
-            report.candidates += 1
-            report.hits[record["idiom"]] += 1
-            yield record
-        report.documents_with_hits += new
+        new = True
+        report.candidates += 1
+        report.hits[record["idiom"]] += 1
+        yield record
+    report.documents_with_hits += new
+
+
+@dataclass
+class _MinedBlock:
+    """One block's work, as a worker sends it back: documents read, those with candidates (the id the block gave
+    them, sentences, records), bytes, and what stopped the block if anything did (after the documents before)."""
+
+    source: CorpusFile | None = None
+    documents: int = 0
+    found: list[tuple[str, int, list[dict[str, Any]]]] = field(default_factory=list)
+    size: int = 0
+    failure: ItemFailure | None = None  # a fault on a document (its id: failed_id)
+    failed_id: str = ""
+    reading_error: str | None = None
+
+
+def _mine_block(matcher: Matcher, job: tuple[CorpusFile, Block | RowGroup]) -> _MinedBlock:
+    source, block = job
+    mined = _MinedBlock(source, size=block.size)
+    try:
+        for document in block_documents(source, block):
+            try:
+                found = _mined(matcher, (document.id, document.text))
+            except Exception as exc:  # named by its document in this process (mine_blocks)
+                mined.failure, mined.failed_id = failure_of(exc, mined.documents), document.id
+                return mined
+            mined.documents += 1
+            if found is not None:
+                mined.found.append((document.id, *found))
+    except NlueError as exc:
+        mined.reading_error = str(exc)
+    return mined
+
+
+def mine_blocks(
+    matcher: Matcher, files: Sequence[CorpusFile], report: MiningReport, num_proc: int, progress: Callable[[int], Any]
+) -> Iterator[dict[str, Any]]:
+    """:func:`mine_documents` for files whose blocks the workers read themselves (module docstring): the same
+    candidates, ids and errors; ``progress`` is told the bytes of each block done."""
+    repeats = RepeatFilter()
+    jobs = ((source, block) for source in files for block in source.blocks(num_proc))
+    before, source = 0, None  # documents in the file's blocks before: a text file's ids are numbered through it
+    for mined in map_in_order(_mine_block, matcher, jobs, num_proc=num_proc, where=lambda job: job[1].describe(),
+                              chunk_items=1):  # fmt: skip
+        if mined.source != source:  # a copy from the worker: compared by its fields
+            before, source = 0, mined.source
+        for block_id, sentences, records in mined.found:
+            document = file_document_id(source, before, block_id)
+            for record in records:
+                record["document"] = document
+            yield from _new_candidates(report, repeats, sentences, records)
+        report.documents += mined.documents
+        if mined.failure is not None:
+            raise_failure(mined.failure, f"document {file_document_id(source, before, mined.failed_id)}")
+        if mined.reading_error is not None:
+            raise NlueError(mined.reading_error)
+        before += mined.documents
+        progress(mined.size)
 
 
 def mine(
@@ -292,7 +359,11 @@ def mine(
     handle, tmp = tempfile.mkstemp(prefix=f".{CANDIDATES_NAME}.", dir=out)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as sink:
-            for record in mine_documents(matcher, _with_progress(corpus, bar), report, num_proc):
+            if num_proc > 1 and corpus.files:
+                records = mine_blocks(matcher, corpus.files, report, num_proc, bar.update)
+            else:
+                records = mine_documents(matcher, _with_progress(corpus, bar), report, num_proc)
+            for record in records:
                 sink.write(candidate_line(record))
         os.replace(tmp, out / CANDIDATES_NAME)
     except BaseException:

@@ -33,7 +33,7 @@ from nlue.cli_support import (
     settings_from,
 )
 from nlue.errors import NlueError
-from nlue.evals.contamination.corpus import CorpusSpec, read_corpus
+from nlue.evals.contamination.corpus import CorpusSpec
 from nlue.evals.contamination.findings_file import default_path, findings_document, write_findings
 from nlue.evals.contamination.items import dataset_tasks, english_sources, task_items
 from nlue.evals.contamination.measures import Settings, build_indexes
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     spec = CorpusSpec(args.corpus, args.text_field, args.id_field, args.corpus_config, args.corpus_split)
     started = time.perf_counter()
     findings = scan_corpus(
-        read_corpus(spec), indexes, len(items), settings, num_proc, show_progress=not getattr(args, "quiet", False)
+        spec, indexes, len(items), settings, num_proc, show_progress=not getattr(args, "quiet", False)
     )
     seconds = time.perf_counter() - started
     described = {"id": dataset, "split": args.split, "is_sample": is_sample(None if dataset == "sample" else dataset)}

@@ -17,6 +17,7 @@ file, the line and the field: a corpus read in part would call items clean that 
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import logging
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from nlue.corpus_blocks import Block, RowGroup, block_size, file_blocks, row_groups
 from nlue.errors import NlueError
 
 logger = logging.getLogger(__name__)
@@ -57,8 +59,9 @@ def _kind(path: Path) -> str | None:
     return None
 
 
-def corpus_files(path: Path) -> list[tuple[Path, str]]:
-    """The files of a corpus path with how each is read; a folder's files sorted, other names skipped and said."""
+def corpus_files(path: Path, quiet: bool = False) -> list[tuple[Path, str]]:
+    """The files of a corpus path with how each is read; a folder's files sorted, other names skipped and said
+    (``quiet``: not said, for a look before the reading)."""
     if path.is_file():
         return [(path, _kind(path) or "text")]
     found, skipped = [], []
@@ -66,7 +69,7 @@ def corpus_files(path: Path) -> list[tuple[Path, str]]:
         kind = _kind(file)
         hidden = any(part.startswith(".") for part in file.relative_to(path).parts)
         (skipped if kind is None or hidden else found).append((file, kind))
-    if skipped:
+    if skipped and not quiet:
         logger.warning("%s: %d file(s) skipped, not text, JSONL or Parquet by name: %s", path, len(skipped),
                        ", ".join(f.name for f, _ in skipped[:5]) + (" ..." if len(skipped) > 5 else ""))  # fmt: skip
     if not found:
@@ -78,10 +81,11 @@ def _open(path: Path) -> BinaryIO:
     return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else path.open("rb")  # type: ignore[return-value]
 
 
-def read_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Each line of a (possibly gzipped) UTF-8 file with its number from 1, bounded by :data:`MAX_DOCUMENT_BYTES`."""
-    with _open(path) as handle:
-        number = 0
+def read_lines(path: Path, block: Block | None = None) -> Iterator[tuple[int, str]]:
+    """Each line of a (possibly gzipped) UTF-8 file with its number from 1, bounded by :data:`MAX_DOCUMENT_BYTES`;
+    with ``block``, only that block's lines (numbered as in the file)."""
+    with io.BytesIO(block.read()) if block is not None else _open(path) as handle:
+        number = block.first_line - 1 if block is not None else 0
         while raw := handle.readline(MAX_DOCUMENT_BYTES + 1):
             number += 1
             if len(raw) > MAX_DOCUMENT_BYTES and not raw.endswith(b"\n"):
@@ -112,9 +116,10 @@ def _reference(record: dict[str, Any], spec: CorpusSpec, fallback: str) -> str:
     return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else fallback
 
 
-def json_lines(path: Path) -> Iterator[tuple[int, Any, str]]:
-    """Each non-blank line of a JSON Lines file, parsed: (line number, value, where it is for messages)."""
-    for number, line in read_lines(path):
+def json_lines(path: Path, block: Block | None = None) -> Iterator[tuple[int, Any, str]]:
+    """Each non-blank line of a JSON Lines file (or of one block of it), parsed: (line number, value, where it is
+    for messages)."""
+    for number, line in read_lines(path, block):
         if not line.strip():
             continue
         where = f"{path}: line {number}"
@@ -124,13 +129,13 @@ def json_lines(path: Path) -> Iterator[tuple[int, Any, str]]:
             raise NlueError(f"{where}: not a JSON object ({exc})") from None
 
 
-def _jsonl(path: Path, spec: CorpusSpec) -> Iterator[tuple[str, str]]:
-    for number, record, where in json_lines(path):
+def _jsonl(path: Path, spec: CorpusSpec, block: Block | None = None) -> Iterator[tuple[str, str]]:
+    for number, record, where in json_lines(path, block):
         text = _field_text(record, spec, where)
         yield _reference(record, spec, f"{path.name}:{number}"), text
 
 
-def _parquet(path: Path, spec: CorpusSpec) -> Iterator[tuple[str, str]]:
+def _parquet(path: Path, spec: CorpusSpec, group: RowGroup | None = None) -> Iterator[tuple[str, str]]:
     import pyarrow.parquet as pq
 
     try:
@@ -142,8 +147,9 @@ def _parquet(path: Path, spec: CorpusSpec) -> Iterator[tuple[str, str]]:
         raise NlueError(f"{path}: no column {spec.text_field!r}; its columns: {', '.join(columns)} "
                         "(choose the text field with --text-field)")  # fmt: skip
     wanted = [spec.text_field] + ([spec.id_field] if spec.id_field in columns else [])
-    row = 0
-    for batch in reader.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=wanted):
+    row = 0 if group is None else group.first_row - 1
+    only = None if group is None else [group.index] if group.index >= 0 else []
+    for batch in reader.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=wanted, row_groups=only):
         texts = batch.column(spec.text_field).to_pylist()
         ids = batch.column(spec.id_field).to_pylist() if len(wanted) > 1 else [None] * len(texts)
         for text, ident in zip(texts, ids, strict=True):
@@ -183,11 +189,47 @@ def read_corpus(spec: CorpusSpec) -> Iterator[tuple[str, str]]:
         yield from _hub(spec)
         return
     for file, kind in corpus_files(path):
-        if kind == "parquet":
-            yield from _parquet(file, spec)
-        elif kind == "jsonl":
-            yield from _jsonl(file, spec)
-        else:
-            for number, line in read_lines(file):
-                if line.strip():
-                    yield f"{file.name}:{number}", line
+        yield from file_documents(file, kind, spec)
+
+
+def file_documents(
+    file: Path, kind: str, spec: CorpusSpec, block: Block | RowGroup | None = None
+) -> Iterator[tuple[str, str]]:
+    """The documents of one corpus file (``kind`` as :func:`corpus_files` says), or of one ``block`` of it (a row
+    group of a Parquet file)."""
+    if kind == "parquet":
+        yield from _parquet(file, spec, block if isinstance(block, RowGroup) else None)
+    elif kind == "jsonl":
+        yield from _jsonl(file, spec, block)
+    else:
+        for number, line in read_lines(file, block):
+            if line.strip():
+                yield f"{file.name}:{number}", line
+
+
+def corpus_blocks(spec: CorpusSpec, num_proc: int) -> tuple[list[tuple[Path, str]], int] | None:
+    """The files of a corpus that workers can read in blocks (:mod:`nlue.corpus_blocks`; a Parquet file's row
+    groups) and their bytes, or None where one of them cannot be split (gzip) or the corpus is a Hub dataset:
+    the command's process reads those itself."""
+    path = Path(spec.location)
+    if num_proc < 2 or not path.exists():
+        return None
+    if any(file.name.lower().endswith(".gz") for file, _ in corpus_files(path, quiet=True)):
+        return None
+    files = corpus_files(path)
+    return files, sum(file.stat().st_size for file, _ in files)
+
+
+def blocks_of(files: list[tuple[Path, str]], total_bytes: int, num_proc: int) -> Iterator[tuple[str, Block | RowGroup]]:
+    """Every block of ``files`` in corpus order, with its file's kind: what a worker reads (see
+    :func:`file_documents`). A file that is not Parquet, though named so, is one block: its reader says so."""
+    size = block_size(total_bytes, num_proc)
+    for file, kind in files:
+        if kind != "parquet":
+            yield from ((kind, block) for block in file_blocks(file, size, max_line=MAX_DOCUMENT_BYTES))
+            continue
+        try:
+            groups: list[RowGroup] = row_groups(file)
+        except Exception:  # pyarrow's own errors: the reader names the file as not Parquet (_parquet)
+            groups = [RowGroup(str(file), -1, 1, file.stat().st_size)]
+        yield from ((kind, group) for group in groups)
