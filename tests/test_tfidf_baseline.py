@@ -195,7 +195,7 @@ def test_nlue_baseline_runs_this_module(tmp_path: Path, capsys: pytest.CaptureFi
     ("argv", "message"),
     [
         (["--tasks", "sa,nope"], "'nope' is not a task this command takes; valid: sa, cola"),
-        (["--tasks", "sa", "--dataset", "{missing}"], "cannot load 'sa'"),
+        (["--tasks", "sa", "--dataset", "{missing}"], "missing: no such folder"),
         (["--tasks", "gmet"], "'gmet' is not a task this command takes"),  # not trainable: refused while parsing
         (["--tasks", "sa", "--bootstrap-resamples", "-1"], "--bootstrap-resamples"),
     ],

@@ -66,10 +66,16 @@ def resolve_dataset(dataset: str | None, task: TaskSpec | None = None) -> str:
                 f"--dataset: the folder `nlue build --task-file FILE` wrote, or the dataset's Hub id"
             )
         return str(sample_repo(task.benchmark if task is not None else "nlue"))
-    if looks_like_a_path(str(dataset)) and not Path(str(dataset)).expanduser().exists():
+    folder = Path(str(dataset)).expanduser()
+    if (
+        looks_like_a_path(str(dataset))
+        and not folder.exists()
+        and not journal_path(folder.parent, folder.name).exists()
+    ):
+        # (a build killed between its renames leaves no folder but a journal: the load finishes the swap)
         raise NlueError(f"--dataset {dataset}: no such folder (a Hub id is `name` or `owner/name`; a built dataset "
                         "is the folder `nlue build --out` wrote, such as build/nlue)")  # fmt: skip
-    return str(Path(str(dataset)).expanduser()) if str(dataset).startswith("~") else str(dataset)
+    return str(folder) if str(dataset).startswith("~") else str(dataset)
 
 
 def looks_like_a_path(dataset: str) -> bool:
