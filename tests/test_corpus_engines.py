@@ -15,6 +15,7 @@ import pytest
 from nlue.errors import NlueError
 from nlue.idioms.cli import main as idioms_main
 from nlue.idioms.mine import CANDIDATES_NAME, candidate_line, drop_repeats, find_candidates, read_idioms
+from tests.ray_local import RAY_ON_LOOPBACK
 from tests.test_num_proc import IDIOMS, PLAIN, WITH_IDIOM
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples" / "corpus-engines"
@@ -40,9 +41,10 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, bytes]:
     return folder / "idioms.txt", folder / "corpus.jsonl", expected
 
 
-def _run(script: str, idioms: Path, corpus: Path, out: Path, *extra: str) -> None:
+def _run(script: str, idioms: Path, corpus: Path, out: Path, *extra: str, env: dict[str, str] | None = None) -> None:
     src = str(Path(__file__).resolve().parents[1] / "src")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)}
+    env = {**os.environ, **(env or {}),
+           "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)}  # fmt: skip
     argv = [sys.executable, str(EXAMPLES / script), "--idioms", str(idioms), "--corpus", str(corpus), "--out",
             str(out), *extra]  # fmt: skip
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=180, check=False)
@@ -61,7 +63,8 @@ def test_ray_example_writes_what_nlue_idioms_mine_writes(mined, tmp_path: Path) 
     """issue 31, item 5: ray.data.read_json(...).map_batches(find_candidates ...) on a local two-CPU Ray."""
     pytest.importorskip("ray.data")
     idioms, corpus, expected = mined
-    _run("ray_mine.py", idioms, corpus, tmp_path / "ray.jsonl", "--num-cpus", "2", "--batch-size", "100")
+    _run("ray_mine.py", idioms, corpus, tmp_path / "ray.jsonl", "--num-cpus", "2", "--batch-size", "100",
+         env=RAY_ON_LOOPBACK)  # fmt: skip
     assert (tmp_path / "ray.jsonl").read_bytes() == expected
 
 

@@ -30,6 +30,7 @@ from nlue.errors import NlueError
 from nlue.evals.sweep.grid import Cell, Cost
 from nlue.evals.sweep.run import STALE_SECONDS, SweepState
 from nlue.evals.sweep.shards import parse_shard, partition, shard_cells, work
+from tests.ray_local import RAY_ON_LOOPBACK
 from tests.sweep_processes import results_of, start_sweep, sweep_env
 
 MASKED = ("mlm-a", "mlm-b", "mlm-c", "mlm-d")
@@ -348,11 +349,12 @@ def test_the_ray_recipe_on_a_two_node_cluster_collects_to_the_unsharded_results(
 
     roster, whole = grid
     shared = tmp_path / "shared"
-    for key, value in {**sweep_env(), "RAY_USAGE_STATS_ENABLED": "0"}.items():
+    for key, value in {**sweep_env(), **RAY_ON_LOOPBACK}.items():
         monkeypatch.setenv(key, value)  # the cluster's workers start with this environment
     # One CPU a node, and none of the processes a run here has no use for: the dashboard, the autoscaler's
     # monitor, the log monitor (the script does not show the workers' output).
-    small = {"num_cpus": 1, "object_store_memory": 80 * 2**20, "include_log_monitor": False}
+    small = {"num_cpus": 1, "object_store_memory": 80 * 2**20, "include_log_monitor": False,
+             "node_ip_address": "127.0.0.1"}  # fmt: skip
     cluster = Cluster(initialize_head=True, head_node_args={**small, "include_dashboard": False, "no_monitor": True})
     try:
         cluster.add_node(**small)
