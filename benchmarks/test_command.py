@@ -32,7 +32,8 @@ GOAL_BYTES = 8 * 2**30
 
 
 def minutes(seconds: float) -> str:
-    return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+    whole, rest = divmod(round(seconds), 60)  # rounded first: 419.6 s is 7 min 0 s, not 6 min 60 s
+    return f"{whole} min {rest} s"
 
 
 def main() -> int:
