@@ -29,15 +29,16 @@ class _NoBar:
         pass
 
 
-def progress_bar(show: bool, total: int, what: str, from_journal: int = 0) -> Any:
-    """A bar over the ``total`` requests still to ask; those answered from the journal are logged, not counted."""
+def progress_bar(show: bool, total: int, what: str, from_journal: int = 0, unit: str = "req") -> Any:
+    """A bar over the ``total`` requests still to ask (or other ``unit``s of work); those answered from the journal
+    are logged, not counted."""
     if from_journal:
         logger.info("%s: %d requests answered from the journal, %d to ask", what, from_journal, total)
     if not show:
         return _NoBar()
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=what, unit="req", dynamic_ncols=True)
+    return tqdm(total=total, desc=what, unit=unit, dynamic_ncols=True)
 
 
 class WarningTally:

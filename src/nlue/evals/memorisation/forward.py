@@ -56,7 +56,7 @@ def score_token_lists(
                 cuts.warn("a text of %d tokens cut to %d", len(tokens), max_length - 1)
     rows.sort(key=lambda row: -len(row[1]))  # alike lengths together: little padding
     scores: list[dict[str, float] | None] = [None] * len(token_lists)
-    with progress_bar(show_progress, len(rows), "Min-K%++") as bar, torch.inference_mode():
+    with progress_bar(show_progress, len(rows), "Min-K%++", unit="text") as bar, torch.inference_mode():
         for start in range(0, len(rows), batch_size):
             batch = rows[start : start + batch_size]
             width = len(batch[0][1])
