@@ -104,8 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "report accuracy per rotation, consistency and letter bias (ours; default %(default)s: as given)")  # fmt: skip
     _wordings_option(mcq)
     mcq.add_argument("--show-prompt", action="store_true",
-                     help="print the first item's prompt(s) and exit, no model call: with --wordings all its prompt in "
-                     "each wording, with --option-orders cyclic under each rotation, each labelled")  # fmt: skip
+                     help="print the first item's prompt(s) a run would ask and exit, no model call: with "
+                     "--option-orders cyclic the main wording under each rotation, with --wordings all each other "
+                     "wording in the given order, each labelled")  # fmt: skip
     mcq.add_argument("--no-chart", action="store_true", help="skip the PNG chart (no matplotlib needed)")
     _run_options(mcq)
     add_logging_options(mcq)
@@ -171,8 +172,10 @@ def _languages(args: argparse.Namespace) -> list[str]:
 
 
 def _prompt_variants(args: argparse.Namespace, task: Any, language: str, item: dict) -> list[tuple[str, Any, dict]]:
-    """What ``--show-prompt`` shows of one item: each wording (``--wordings all``) under each option order
-    (``--option-orders cyclic``), labelled; one unlabelled prompt when neither option is given."""
+    """What ``--show-prompt`` shows of one item: what a run asks, labelled. The main wording under each option order
+    (``--option-orders cyclic``), each other wording (``--wordings all``) in the given order, as a run asks them
+    (the orders are measured on the main wording, the wordings in the given order); one unlabelled prompt when
+    neither option is given."""
     from nlue.evals.llm.wordings import require_wordings
     from nlue.evals.mcq.permute import CYCLIC, option_count, rotate_item
     from nlue.registry.kinds.mcq_text import LETTERS
@@ -184,7 +187,7 @@ def _prompt_variants(args: argparse.Namespace, task: Any, language: str, item: d
     rotations = range(k) if args.option_orders == CYCLIC else range(1)
     variants = []
     for name in names:
-        for rotation in rotations:
+        for rotation in rotations if name == MAIN else range(1):
             label = f" · wording {name}" if args.wordings != MAIN else ""
             if args.option_orders == CYCLIC:
                 label += (
