@@ -266,23 +266,46 @@ def _percent(value: Any) -> str:
     return f"{100 * value:.1f}" if _number(value) is not None else "n/a"
 
 
+VS_MAIN_HEADER = "vs main (points) [95% CI], p"
+
+
+def vs_main_text(entry: Mapping[str, Any], adjusted: bool) -> str:
+    """A wording's test against the main one in one cell: the difference in points, its interval and p (with
+    Holm's p when ``adjusted``: more than one wording tested); n/a where there is none."""
+    from nlue.evals.compare.cli import p_text
+
+    test = entry.get("vs_main")
+    if not isinstance(test, Mapping) or any(_number(test.get(k)) is None for k in ("difference", "p_value")):
+        return "n/a"
+    low, high = test.get("ci_low"), test.get("ci_high")
+    text = f"{100 * test['difference']:+.1f}"
+    text += f" [{100 * low:+.1f}, {100 * high:+.1f}]" if _number(low) is not None and _number(high) is not None else ""
+    text += f", p {p_text(test['p_value'])}"
+    holm_p = _number(test.get("p_holm"))
+    return text + (f" (Holm {p_text(holm_p)})" if adjusted and holm_p is not None else "")
+
+
 def wording_rows(section: Mapping[str, Any]) -> list[list[str]]:
-    """The section as table rows (header first): wording, primary [95% CI], invalid % (by generation)."""
+    """The section as table rows (header first): wording, primary [95% CI], invalid % (by generation), and the
+    test against the main wording where the file has one."""
     from nlue.text.safe import terminal_safe
 
     entries = [w for w in section.get("wordings") or [] if isinstance(w, Mapping)]
     invalid = any("invalid_rate" in w for w in entries)
+    tested = any("vs_main" in w for w in entries)
+    adjusted = sum(isinstance(w.get("vs_main"), Mapping) for w in entries) > 1
     metric = terminal_safe(section.get("primary_metric"))
-    rows = [["wording", f"{metric} % [95% CI]", *(["invalid %"] if invalid else [])]]
+    rows = [["wording", f"{metric} % [95% CI]", *(["invalid %"] if invalid else []),
+             *([VS_MAIN_HEADER] if tested else [])]]  # fmt: skip
     for w in entries:
         low, high = w.get("primary_ci_low"), w.get("primary_ci_high")
         interval = (
             f" [{_percent(low)}, {_percent(high)}]" if _number(low) is not None and _number(high) is not None else ""
         )
         name = terminal_safe(w.get("name")) + (" (the run's score)" if w.get("name") == MAIN else "")
-        rows.append(
-            [name, _percent(w.get("primary")) + interval, *([_percent(w.get("invalid_rate"))] if invalid else [])]
-        )
+        versus = "" if w.get("name") == MAIN else vs_main_text(w, adjusted)
+        rows.append([name, _percent(w.get("primary")) + interval,
+                     *([_percent(w.get("invalid_rate"))] if invalid else []), *([versus] if tested else [])])  # fmt: skip
     return rows
 
 
