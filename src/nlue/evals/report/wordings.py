@@ -1,8 +1,9 @@
 """The report's prompt-wording tables: runs made with ``nlue llm nlue|mcq --wordings all`` (ours alone).
 
 One row per run and task: the primary metric under the main wording (the run's score), the spread over
-the wordings (highest minus lowest) and their standard deviation beside it, their mean, and every
-wording's score by name (:mod:`nlue.evals.llm.wordings` says what each means). A results file is outside
+the wordings (highest minus lowest) and their standard deviation beside it, their mean, every
+wording's score by name, and each other wording's paired test against the main one (n/a for a file
+written before the test) (:mod:`nlue.evals.llm.wordings` says what each means). A results file is outside
 input: every number is read as one only when it is one, and the wording names are shown as text.
 """
 
