@@ -467,5 +467,16 @@ def test_holm_across_wordings_and_none_where_the_metric_is_undefined() -> None:
     tests = vs_main(rows, list(answers), problem_of, "macro_f1", 30, 3)
     p = [tests[n][0]["p_value"] for n in ("a", "b")]
     assert [tests[n][0]["p_holm"] for n in ("a", "b")] == holm(p)
-    undefined = vs_main(rows, list(answers), problem_of, "no_such_metric", 30, 3)
-    assert all(test is None and "undefined" in reason for test, reason in undefined.values())
+
+    stsb = get_task("stsb")  # by generation, a wording with one answer that parses has no Pearson or Spearman
+    numbers = {
+        "main": [float(i % 5) for i in range(12)],
+        "a": [1.0] + [None] * 11,
+        "b": [float(i % 4) for i in range(12)],
+    }
+    scored = [{"id": str(i), "input_sha256": "x", "prediction": numbers["main"][i], "gold": float(i * 3 % 5),
+               FIELD: {n: {"prediction": a[i]} for n, a in numbers.items()}} for i in range(12)]  # fmt: skip
+    tests = vs_main(scored, list(numbers), lambda w: rescoring_problem(stsb, w, {"hyperparameters": {"mode": "generate"}}),
+                    stsb.primary_metric, 30, 3)  # fmt: skip
+    assert tests["a"][0] is None and "undefined" in str(tests["a"][1])
+    assert tests["b"][1] is None and tests["b"][0]["p_holm"] == tests["b"][0]["p_value"]  # adjusted without "a"
