@@ -393,3 +393,90 @@ def test_nediom_zero_shot_in_each_wording(nediom_build, tmp_path: Path) -> None:
         assert section["spread"] == pytest.approx(abs(expected[0] - expected[1])) and section["spread"] > 0
         assert check_file(path, saved).verified
     assert set(reader.asked) == {"main", "plain", "main ", "plain "}
+
+
+# ------------------------------------------------------------------ the paired test against the main wording
+def test_each_wording_is_tested_against_the_main_one(tmp_path: Path) -> None:
+    """issue 32: each other wording's difference from the main one, its 95% paired-bootstrap interval and p are a
+    direct paired_test on the same items (the run's resamples and seed); verify recomputes them, refuses a
+    tampered p-value, and still verifies an older file that has no test; the tables show it."""
+    from nlue.evals.llm.wordings import wording_text
+    from nlue.evals.report.runs import ResultFile
+    from nlue.evals.report.wordings import wording_table
+    from nlue.evals.verify import rescoring_problem
+    from nlue.scoring.significance import paired_test
+
+    task = get_task("mnli")
+    test, _ = task_splits(None, task, 0, None)
+    model = WordingReader(task, "en", {"main": GOLD, "plain": 1}, list(test))
+    run_nlue_llm(model, None, [task], "en", 0, tmp_path, "r-wordings-all", bootstrap_resamples=40, seed=7,
+                 wordings="all")  # fmt: skip
+    path = tmp_path / "r-wordings-all" / "mnli.json"
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    section = saved["details"][SECTION]
+    rows = [json.loads(x) for x in (path.parent / saved["predictions"]).read_text("utf-8").splitlines()]
+    problems = {name: rescoring_problem(task, [{**r, "prediction": r[FIELD][name]["prediction"]} for r in rows], saved)
+                for name in ("main", "plain")}  # fmt: skip
+    direct = paired_test(problems["plain"], problems["main"], "macro_f1", method="bootstrap", resamples=40, seed=7)
+    stored = section["wordings"][1]["vs_main"]
+    assert section["paired_test"]["resamples"] == 40 and section["paired_test"]["seed"] == 7
+    assert "vs_main" not in section["wordings"][0]
+    assert stored == {"difference": direct.difference, "ci_low": direct.ci_low, "ci_high": direct.ci_high,
+                      "p_value": direct.p_value, "p_holm": direct.p_value}  # fmt: skip
+    assert stored["difference"] == pytest.approx(section["wordings"][1]["primary"] - section["wordings"][0]["primary"])
+    assert stored["ci_high"] < 0 and stored["p_value"] < 0.05  # right under main, one label under plain
+    assert check_file(path, saved).verified
+
+    tampered = json.loads(json.dumps(saved))
+    tampered["details"][SECTION]["wordings"][1]["vs_main"]["p_value"] = 0.5
+    refused = check_file(path, tampered)
+    assert refused.status == "refused" and "wording plain vs_main p_value: stored 0.5" in refused.reason
+    dropped = json.loads(json.dumps(saved))
+    dropped["details"][SECTION]["wordings"][1]["vs_main"] = None
+    dropped_check = check_file(path, dropped)
+    assert dropped_check.status == "refused" and "wording plain vs_main difference: stored None" in dropped_check.reason
+    older = json.loads(json.dumps(saved))
+    del older["details"][SECTION]["paired_test"], older["details"][SECTION]["wordings"][1]["vs_main"]
+    assert check_file(path, older).verified
+
+    assert "vs main (points) [95% CI], p" in wording_text("mnli", section)
+    assert f"{100 * direct.difference:+.1f} [" in wording_text("mnli", section)
+    file = ResultFile(path=path, run="r", data=saved)
+    table = wording_table([file], "w", "w")
+    assert table is not None and table.frame["vs main (points) [95% CI], p"][0].startswith("plain -")
+    old_table = wording_table([ResultFile(path=path, run="r", data=older)], "w", "w")
+    assert old_table is not None and old_table.frame["vs main (points) [95% CI], p"][0] == "n/a (not tested)"
+
+
+def test_holm_across_wordings_and_none_where_the_metric_is_undefined() -> None:
+    """issue 32: with two other wordings each p is Holm-adjusted across them; a wording whose metric is undefined
+    gets no test and a reason, and the others are adjusted without it."""
+    from nlue.evals.llm.wordings import vs_main
+    from nlue.evals.verify import rescoring_problem
+    from nlue.scoring.significance import holm
+
+    task = get_task("mnli")
+    golds = [0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2]
+    answers = {"main": golds, "a": [0] * 12, "b": [0, 1, 2, 0, 1, 2, 0, 1, 2, 1, 2, 0]}
+    rows = [{"id": str(i), "input_sha256": "x", "prediction": g, "gold": g,
+             FIELD: {n: {"prediction": a[i]} for n, a in answers.items()}} for i, g in enumerate(golds)]  # fmt: skip
+
+    def problem_of(worded: list[dict[str, Any]]) -> Any:
+        return rescoring_problem(task, worded, {"hyperparameters": {"mode": "loglik"}})
+
+    tests = vs_main(rows, list(answers), problem_of, "macro_f1", 30, 3)
+    p = [tests[n][0]["p_value"] for n in ("a", "b")]
+    assert [tests[n][0]["p_holm"] for n in ("a", "b")] == holm(p)
+
+    stsb = get_task("stsb")  # by generation, a wording with one answer that parses has no Pearson or Spearman
+    numbers = {
+        "main": [float(i % 5) for i in range(12)],
+        "a": [1.0] + [None] * 11,
+        "b": [float(i % 4) for i in range(12)],
+    }
+    scored = [{"id": str(i), "input_sha256": "x", "prediction": numbers["main"][i], "gold": float(i * 3 % 5),
+               FIELD: {n: {"prediction": a[i]} for n, a in numbers.items()}} for i in range(12)]  # fmt: skip
+    tests = vs_main(scored, list(numbers), lambda w: rescoring_problem(stsb, w, {"hyperparameters": {"mode": "generate"}}),
+                    stsb.primary_metric, 30, 3)  # fmt: skip
+    assert tests["a"][0] is None and "undefined" in str(tests["a"][1])
+    assert tests["b"][1] is None and tests["b"][0]["p_holm"] == tests["b"][0]["p_value"]  # adjusted without "a"

@@ -15,7 +15,8 @@ metric must be among them. An exam run with option orders (``nlue llm mcq --opti
 also have every point number of its ``details.option_order_robustness`` given by its rows' per-rotation
 answers (:func:`nlue.evals.mcq.order_robustness.disagreements`), and a run with ``--wordings all`` every
 wording's primary and their spread in ``details.prompt_wording_robustness`` given by its rows' per-wording
-answers (:func:`nlue.evals.llm.wordings.disagreements`). Every stored metric must also lie in its range
+answers (:func:`nlue.evals.llm.wordings.disagreements`), its paired tests against the main wording included
+(recomputed with the stored resamples and seed; a file written before them has none and needs none). Every stored metric must also lie in its range
 (:mod:`nlue.scoring.ranges`). Intervals, spreads over seeds and the extra numbers an evaluator keeps
 (``acc_norm_*``, invalid counts) are range-checked only: they come from resampling or from data the
 predictions file does not hold.
@@ -246,9 +247,28 @@ def with_prompt_wordings(
             else task.kind.primary_from(task, recomputed)
         )
 
+    def problem_of(worded: list[dict[str, Any]]) -> Any:
+        return rescoring_problem(task, worded, data)
+
     problems = (
-        disagreements(section, rows, primary_of) if isinstance(section, Mapping) else [f"{SECTION} is not an object"]
+        disagreements(section, rows, primary_of, problem_of)
+        if isinstance(section, Mapping)
+        else [f"{SECTION} is not an object"]
     )
     if not problems:
         return check
     return ScoreCheck(REFUSED, (*check.reasons, *problems), check.recomputed)
+
+
+def add_wording_tests(
+    result: Any, task: TaskSpec, rows: Sequence[Mapping[str, Any]], resamples: int | None, seed: int
+) -> None:
+    """Put each wording's paired test against the main one into ``result``'s prompt-wording section, if it has one,
+    scoring the predictions ``rows`` as :func:`with_prompt_wordings` rescores them (so verify gets the same numbers)."""
+    from nlue.evals.llm.wordings import SECTION, add_paired_tests
+
+    section = result.details.get(SECTION)
+    if section is None:
+        return
+    data = {"hyperparameters": result.hyperparameters}
+    add_paired_tests(section, rows, lambda worded: rescoring_problem(task, worded, data), resamples, seed)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from nlue.errors import NlueError
+from nlue.evals.verify import add_wording_tests
 from nlue.idioms.few_shot import FewShotSettings, run_seeds
 from nlue.idioms.table import Cell, floors
 from nlue.registry.kinds.idiomaticity import CONTEXTS, VARIANTS, InputVariant
@@ -371,6 +372,7 @@ def run_eval(request: EvalRequest) -> EvalReport:
         result = _result(request, setting, variant, metrics, details, description, extra, identity)
         result.timings = {"seconds": round(time.perf_counter() - started, 3)}
         rows = prediction_rows(request.task, test, predicted, refs.tolist(), extras)
+        add_wording_tests(result, request.task, rows, resamples, request.seed)
         attach(result, rows, request.results_dir, folder)
         paths.append(write_result(result, request.results_dir, folder, overwrite=request.overwrite))
         cells.append(cell)

@@ -23,6 +23,7 @@ from typing import Any
 from nlue.evals.llm import label_generation as gen
 from nlue.evals.llm import number_generation as num
 from nlue.evals.llm.nlue_llm import demonstrations, llm_kind, llm_run_identity, render_prompt, task_data
+from nlue.evals.verify import add_wording_tests
 from nlue.lm.base import LanguageModel
 
 logger = logging.getLogger(__name__)
@@ -192,6 +193,7 @@ def run_nlue_generation(
         for extra, record in zip(extras, robust.records if robust else (), strict=False):
             extra[worded.FIELD] = record
         item_rows = prediction_rows(task, items, scored.predictions, references, extras)
+        add_wording_tests(result, task, item_rows, bootstrap_resamples, seed)
         attach(result, item_rows, Path(results_dir), name)
         write_result(result, Path(results_dir), name, overwrite=overwrite)
         results[task.name] = result

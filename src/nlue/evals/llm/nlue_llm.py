@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from nlue.errors import NlueError
+from nlue.evals.verify import add_wording_tests
 from nlue.lm.base import LanguageModel, LoglikelihoodRequest
 from nlue.registry.tasks import TaskSpec
 
@@ -300,6 +301,7 @@ def run_nlue_llm(
         for extra, record in zip(extras, robust.records if robust else (), strict=False):
             extra[worded.FIELD] = record
         rows = prediction_rows(task, list(test), scores.predictions.tolist(), golds, extras)
+        add_wording_tests(result, task, rows, bootstrap_resamples, seed)
         attach(result, rows, Path(results_dir), name)
         write_result(result, Path(results_dir), name, overwrite=overwrite)
         results[task.name] = result

@@ -55,6 +55,7 @@ from nlue.evals.mcq.parse import INVALID_CATEGORIES, parse_item_output
 from nlue.evals.mcq.permute import GIVEN, run_suffix
 from nlue.evals.mcq.prompts import SEED, Messages, prompt_spec, render
 from nlue.evals.mcq.score import exam_answers, score_answers
+from nlue.evals.verify import add_wording_tests
 from nlue.lm.base import ChatMessage, GenerationRequest, LanguageModel
 from nlue.registry.kinds.mcq_text import LETTERS, exam_of
 from nlue.registry.kinds.multiple_choice import MultipleChoiceKind
@@ -410,7 +411,9 @@ def run_mcq(
             "(details.lenient) is a diagnostic and never enters these numbers."
         ),
     )
-    attach(result, _prediction_rows(spec, items, strict, answers), Path(results_dir), this_name)
+    item_rows = _prediction_rows(spec, items, strict, answers)
+    add_wording_tests(result, spec, item_rows, bootstrap_resamples, seed)
+    attach(result, item_rows, Path(results_dir), this_name)
     result_path = write_result(result, Path(results_dir), this_name, overwrite=overwrite)
     logger.info("%s: accuracy over all items %.4f on %d items", this_name, summary["accuracy_all_items"], len(items))
     return McqRun(result, result_path, folder, this_name, language, tables, files, gap)

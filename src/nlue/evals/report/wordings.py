@@ -1,8 +1,9 @@
 """The report's prompt-wording tables: runs made with ``nlue llm nlue|mcq --wordings all`` (ours alone).
 
 One row per run and task: the primary metric under the main wording (the run's score), the spread over
-the wordings (highest minus lowest) and their standard deviation beside it, their mean, and every
-wording's score by name (:mod:`nlue.evals.llm.wordings` says what each means). A results file is outside
+the wordings (highest minus lowest) and their standard deviation beside it, their mean, every
+wording's score by name, and each other wording's paired test against the main one (n/a for a file
+written before the test) (:mod:`nlue.evals.llm.wordings` says what each means). A results file is outside
 input: every number is read as one only when it is one, and the wording names are shown as text.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from nlue.boards.exams import percent
-from nlue.evals.llm.wordings import MAIN, SECTION
+from nlue.evals.llm.wordings import MAIN, SECTION, VS_MAIN_HEADER, vs_main_text
 from nlue.evals.report.runs import ResultFile
 from nlue.evals.report.types import OURS, Table
 
@@ -23,7 +24,10 @@ NOTE = (
     "wordings it lists, ours for the shipped tasks), with the same demonstration items and the same label words, "
     "so only the wording changes; the papers ask with one prompt. The score is the main wording's; spread: the "
     "highest minus the lowest wording's score, std: their sample standard deviation, in points. Two or three "
-    "wordings are a small sample: a small spread says these wordings agree, not that no wording would move the score."
+    "wordings are a small sample: a small spread says these wordings agree, not that no wording would move the score. "
+    "vs main: each wording's score minus the main wording's, in points, with its paired-bootstrap 95% interval and "
+    "p over the same items (Holm's p across a task's wordings when more than one is tested); runs written before "
+    "the test say n/a."
 )
 
 
@@ -33,6 +37,8 @@ def _record(file: ResultFile, section: Mapping[str, Any]) -> dict[str, Any]:
     main = next((w for w in wordings if w.get("name") == MAIN), {})
     shown = [(w.get("name"), percent(w.get("primary"))) for w in wordings]
     scores = [f"{name} {'n/a' if value is None else value}" for name, value in shown]
+    adjusted = sum(isinstance(w.get("vs_main"), Mapping) for w in wordings) > 1
+    tests = [f"{w.get('name')} {vs_main_text(w, adjusted)}" for w in wordings if w.get("name") != MAIN]
     return {
         "run": file.run,
         "task": file.task,
@@ -44,6 +50,7 @@ def _record(file: ResultFile, section: Mapping[str, Any]) -> dict[str, Any]:
         "std (points)": percent(section.get("std")),
         "mean (%)": percent(section.get("mean")),
         "wordings (%)": " · ".join(scores),
+        VS_MAIN_HEADER: " · ".join(tests) if any("vs_main" in w for w in wordings) else "n/a (not tested)",
     }
 
 
