@@ -21,7 +21,7 @@ from pathlib import Path
 
 from nlue.boards.exams import percent
 from nlue.boards.score_checks import VERIFIED_CELL, check_results_file, is_refused
-from nlue.boards.table import TableBoard, data_label
+from nlue.boards.table import TableBoard, data_label, interval_text
 from nlue.errors import NlueError
 from nlue.evals.contamination.clean_scores import CleanScore, TaskFindings, clean_score, findings_of
 from nlue.predictions import read_predictions
@@ -78,7 +78,7 @@ def _score_row(found: FoundResults, score: CleanScore) -> dict[str, object]:
         "by word": score.flagged["word"], "by char": score.flagged["char"], "by source": score.flagged["source"],
         "not checked": score.not_checked, "clean": score.clean, "all items (%)": percent(score.score_all),
         "clean items (%)": percent(score.score_clean),
-        "95% CI (clean)": f"{100 * interval[0]:.1f}–{100 * interval[1]:.1f}" if interval else "",
+        "95% CI (clean)": interval_text(*interval) if interval else "",
         "clean − all (points)": None if difference is None else round(100.0 * difference, 2),
         "check": VERIFIED_CELL,
         "results file": str(found.path),  # not a column: what the leaderboard's clean columns join rows by

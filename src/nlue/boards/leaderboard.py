@@ -28,7 +28,7 @@ import pandas as pd
 
 from nlue.boards import columns as cols
 from nlue.boards.score_checks import PAPER_CELL, check_cell, check_results_file, is_refused, is_unverified
-from nlue.boards.table import SAMPLE_DATA_LABEL
+from nlue.boards.table import SAMPLE_DATA_LABEL, interval_text
 from nlue.errors import NlueError
 from nlue.evals.verify import judged_by_people
 from nlue.lm.slug import model_slug
@@ -396,7 +396,7 @@ def leaderboard_frame(
         if show_ci and view == cols.PRIMARY_VIEW:
             for column in cols.CI_COLUMNS:
                 interval = row.intervals.get(column.task)
-                record[column.name] = f"{100 * interval[0]:.1f}–{100 * interval[1]:.1f}" if interval else ""
+                record[column.name] = interval_text(*interval) if interval else ""
         records.append(record)
     return pd.DataFrame(records, columns=[c.name for c in columns])
 

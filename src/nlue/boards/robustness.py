@@ -18,7 +18,7 @@ from typing import Any
 
 from nlue.boards.exams import is_exam, percent
 from nlue.boards.score_checks import VERIFIED_CELL, check_results_file, is_refused
-from nlue.boards.table import TableBoard, data_label
+from nlue.boards.table import TableBoard, data_label, interval_text
 from nlue.evals.llm.wordings import SECTION as WORDINGS
 from nlue.evals.mcq.order_robustness import SECTION as ORDERS
 from nlue.registry.tasks import TASKS
@@ -39,11 +39,6 @@ LEGEND = (
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def _interval(section: Mapping[str, Any], name: str) -> str:
-    low, high = percent(section.get(f"{name}_ci_low")), percent(section.get(f"{name}_ci_high"))
-    return f"{low:.1f}–{high:.1f}" if low is not None and high is not None else ""
 
 
 def _row(found: FoundResults) -> dict[str, Any]:
@@ -67,7 +62,8 @@ def _row(found: FoundResults) -> dict[str, Any]:
     orders = _mapping(details.get(ORDERS))
     if orders:
         row |= {"consistent (%)": percent(orders.get("consistent_share")),
-                "95% CI (consistent)": _interval(orders, "consistent_share"),
+                "95% CI (consistent)": interval_text(orders.get("consistent_share_ci_low"),
+                                                     orders.get("consistent_share_ci_high")),
                 "order spread (points)": percent(orders.get("accuracy_spread"))}  # fmt: skip
     return row
 

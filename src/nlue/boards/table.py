@@ -7,6 +7,7 @@ results files that could not be read, which results files are its, and how a row
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,3 +59,10 @@ def is_task_of_kind(task_name: str, kind_type: type) -> bool:
 def data_label(dataset: Mapping[str, Any]) -> str:
     """A results file's dataset as a row shows it: sample data flagged, otherwise its id."""
     return SAMPLE_DATA_LABEL if dataset.get("is_sample") else str(dataset.get("id") or "unknown data")
+
+
+def interval_text(low: Any, high: Any) -> str:
+    """A 0-1 interval in percent with one decimal (``12.5–40.0``), as every board prints one; empty unless both
+    bounds are finite numbers (a run that drew none)."""
+    finite = [isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in (low, high)]
+    return f"{100 * float(low):.1f}–{100 * float(high):.1f}" if all(finite) else ""

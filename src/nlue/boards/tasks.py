@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nlue.boards.score_checks import UNVERIFIED_CELL, VERIFIED_CELL, check_results_file, is_refused, is_unverified
-from nlue.boards.table import TableBoard, data_label
+from nlue.boards.table import TableBoard, data_label, interval_text
 from nlue.boards.text import languages_text
 from nlue.errors import NlueError
 from nlue.evals.run_groups import setting_key
@@ -122,7 +122,7 @@ def _interval(metrics: Mapping[str, Any], metric: str) -> tuple[float, float] | 
 
 
 def _interval_text(interval: tuple[float, float] | None) -> str:
-    return f"{100 * interval[0]:.1f}–{100 * interval[1]:.1f}" if interval else ""
+    return interval_text(*interval) if interval else ""
 
 
 def _row(task: TaskSpec, found: FoundResults) -> tuple[dict[str, Any], RunScore]:

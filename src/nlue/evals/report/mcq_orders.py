@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from nlue.boards.exams import percent
+from nlue.boards.table import interval_text
 from nlue.evals.mcq.order_intervals import LETTER_INTERVALS
 from nlue.evals.mcq.order_robustness import INVALID, SECTION
 from nlue.evals.report.runs import ResultFile
@@ -51,22 +52,18 @@ def _record(file: ResultFile, section: Mapping[str, Any]) -> dict[str, Any]:
         "mean (%)": percent(section.get("accuracy_mean")),
         "spread (points)": spread,
         "consistent (%)": percent(section.get("consistent_share")),
-        "consistent 95% CI": _interval(section.get("consistent_share_ci_low"), section.get("consistent_share_ci_high")),
+        "consistent 95% CI": interval_text(
+            section.get("consistent_share_ci_low"), section.get("consistent_share_ci_high")
+        ),
         "consistent and correct (%)": percent(section.get("consistent_correct_share")),
         **{f"{letter} chosen (%)": percent(chosen.get(letter)) for letter in LETTERS},
         "invalid (%)": percent(chosen.get(INVALID)),
         "chosen 95% CI": " · ".join(
-            f"{letter} {_interval(*pair) if isinstance(pair, list | tuple) and len(pair) == 2 else 'n/a'}"
+            f"{letter} {interval_text(*pair) if isinstance(pair, list | tuple) and len(pair) == 2 else 'n/a'}"
             for letter, pair in _mapping(section.get(LETTER_INTERVALS)).items()
             if letter in (*LETTERS, INVALID)
         ),
     }
-
-
-def _interval(low: Any, high: Any) -> str:
-    """An interval in percent (``12.5–40.0``), or empty where the run drew none."""
-    low, high = percent(low), percent(high)
-    return f"{low:.1f}–{high:.1f}" if low is not None and high is not None else ""
 
 
 def order_table(
