@@ -182,7 +182,7 @@ def test_the_findings_file_is_checked_when_read_and_passed_by_results_readers(pl
     results = tmp_path / "results"
     assert _run("--dataset", repo, "--tasks", "sa", "--corpus", str(corpus), "--results-dir", str(results)) == 0
     (written,) = (results / "contamination").rglob("*.json")
-    assert written.name == "corpus.txt.json" and list(read_results(results)) == []
+    assert written.name == "corpus.txt-tasks-sa.json" and list(read_results(results)) == []
     data = json.loads(written.read_text(encoding="utf-8"))
     data["tasks"]["sa"]["items"][0]["verdict"] = "contaminated"
     written.write_text(json.dumps(data), encoding="utf-8")
@@ -195,6 +195,22 @@ def test_the_findings_file_is_checked_when_read_and_passed_by_results_readers(pl
     written.write_text(json.dumps({**data, "schema_version": 2}), encoding="utf-8")
     with pytest.raises(BadFindingsFile, match="schema_version"):
         contaminated_items(written)
+
+
+def test_a_check_of_some_tasks_or_another_split_never_replaces_the_whole_test_sets(planted, tmp_path) -> None:
+    """A check of the whole test set, then of one task, then of another split, against the same corpus: each in a
+    file of its own (the whole check had been replaced by the partial one's, which the report then read)."""
+    repo, _, _, _, corpus, _, _ = planted
+    results = tmp_path / "results"
+    assert _run("--dataset", repo, "--corpus", str(corpus), "--results-dir", str(results)) == 0
+    (whole,) = (results / "contamination").rglob("*.json")
+    before = whole.read_bytes()
+    assert _run("--dataset", repo, "--tasks", "sa", "--corpus", str(corpus), "--results-dir", str(results)) == 0
+    assert _run("--dataset", repo, "--tasks", "sa", "--split", "validation", "--corpus", str(corpus),
+                "--results-dir", str(results)) == 0  # fmt: skip
+    names = sorted(path.name for path in (results / "contamination").rglob("*.json"))
+    assert names == ["corpus.txt-tasks-sa.json", "corpus.txt-validation-tasks-sa.json", "corpus.txt.json"]
+    assert whole.read_bytes() == before and len(read_findings(whole)["tasks"]) > 1
 
 
 def test_a_gmet_sentence_with_its_word_in_place_is_found_by_both_measures(sample_build, tmp_path) -> None:

@@ -10,7 +10,8 @@ character n-grams of its text normalised by the task's language profile; the cor
 An item is contaminated when one corpus document holds any of its word n-grams, or at least
 --char-threshold of its character n-grams. With --sources (the <config>/<split>.translated.jsonl files
 nlue translate wrote), the English text each item was translated from is checked too, as "source in
-corpus". The findings go to <results-dir>/contamination/<dataset>/<corpus>.json, item by item, where
+corpus". The findings go to <results-dir>/contamination/<dataset>/<corpus>.json (another split or some
+tasks only: a file of its own, named after them), item by item, where
 `nlue report` and the Space find them and score every run of the folder on the clean items too;
 docs/guides/contamination.md says what each number means and what the check cannot see.
 """
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     document = findings_document(items, findings, {k: v.gram_counts for k, v in indexes.items()}, settings,
                                  described, args.corpus)  # fmt: skip
     results_dir = args.results_dir or default_results_dir()
-    out = args.out or default_path(results_dir, dataset, args.corpus, args.corpus_config)
+    out = args.out or default_path(results_dir, dataset, args.corpus, args.corpus_config, args.split, args.tasks)
     write_findings(out, document)
     counts = {task: entry["counts"] for task, entry in document["tasks"].items()}
     print(terminal_safe(table(counts), limit=None))

@@ -59,9 +59,18 @@ def _label(name: str) -> str:
     return Path(name).name if Path(name).exists() else name
 
 
-def default_path(results_dir: Path, dataset: str, corpus: str, corpus_config: str | None = None) -> Path:
-    """``<results_dir>/contamination/<dataset>/<corpus>[-<config>].json``."""
+def default_path(
+    results_dir: Path,
+    dataset: str,
+    corpus: str,
+    corpus_config: str | None = None,
+    split: str = "test",
+    tasks: Sequence[str] | None = None,
+) -> Path:
+    """``<results_dir>/contamination/<dataset>/<corpus>[-<config>][-<split>][-tasks-<names>].json``: a check of
+    another split, or of some tasks only, lands in a file of its own and never replaces the whole test set's."""
     corpus_name = _label(corpus) + (f"-{corpus_config}" if corpus_config else "")
+    corpus_name += ("" if split == "test" else f"-{split}") + (f"-tasks-{'-'.join(tasks)}" if tasks else "")
     return Path(results_dir) / FOLDER / slug(_label(dataset)) / f"{slug(corpus_name)}.json"
 
 
