@@ -86,7 +86,7 @@ def test_planted_items_stand_above_their_controls_and_the_others_do_not(planted,
     assert _run(*argv, "--results-dir", str(results), "--bootstrap-resamples", "200") == 0
     shown = capsys.readouterr().out
     assert "Min-K%++ AUC" in shown and "mcq_ne" in shown and "does NOT show the items are unseen" in shown
-    path = results / "memorisation" / "planted" / f"{Path(repo).name}-limit{LIMIT}.json"
+    path = results / "memorisation" / "planted" / f"{Path(repo).name}-tasks-mcq_ne-limit{LIMIT}.json"  # some tasks
     data = read_probes(path)
     entry = data["tasks"]["mcq_ne"]
     records = {r["id"]: r for r in entry["items"]}

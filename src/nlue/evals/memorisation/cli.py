@@ -184,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
     document = probes_document(model.describe().to_dict(), described,
                                {**dataclasses.asdict(settings), "limit": args.limit,
                                 "controls": _controls_name(args.controls)}, entries)  # fmt: skip
-    out = args.out or default_path(args.results_dir or default_results_dir(), args.model, dataset, args.limit)
+    out = args.out or default_path(args.results_dir or default_results_dir(), args.model, dataset, args.limit,
+                                   args.split, args.tasks)  # fmt: skip
     write_probes(out, document)
     print(terminal_safe(table(entries), limit=None))
     for name, entry in entries.items():

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +52,20 @@ class BadProbesFile(NlueError):
     """A memorisation file that is not one, or breaks a rule; the message names the file and the field."""
 
 
-def default_path(results_dir: Path, model: str, dataset: str, limit: int | None = None) -> Path:
-    """``<results_dir>/memorisation/<model>/<dataset>[-limitN].json``: a partial run never replaces a full one."""
+def default_path(
+    results_dir: Path,
+    model: str,
+    dataset: str,
+    limit: int | None = None,
+    split: str = "test",
+    tasks: Sequence[str] | None = None,
+) -> Path:
+    """``<results_dir>/memorisation/<model>/<dataset>[-<split>][-tasks-<names>][-limitN].json``: a partial run (some
+    items, some tasks) or one of another split never replaces the whole test set's."""
     from nlue.lm.slug import model_slug
 
     label = Path(dataset).name if Path(dataset).exists() else dataset
+    label += ("" if split == "test" else f"-{split}") + (f"-tasks-{'-'.join(tasks)}" if tasks else "")
     return Path(results_dir) / FOLDER / model_slug(model) / f"{slug(label)}{limit_suffix(limit)}.json"
 
 
